@@ -1,0 +1,80 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
+import { IdempotencyModule } from '@ledgerkey/idempotency';
+import { InvoicingModule } from '@ledgerkey/invoicing';
+import { LedgerModule } from '@ledgerkey/ledger';
+import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
+import type { Request } from 'express';
+import { ClsModule } from 'nestjs-cls';
+import { MIGRATIONS } from '../../../migrations';
+import { AdminController } from './admin/admin.controller';
+import { AdminTokenGuard } from './admin/admin-token.guard';
+import { APP_CONFIG, type AppConfig } from './config';
+import type { DatabaseHandle } from './database-bootstrap';
+import { HealthController } from './health/health.controller';
+import { InvoicesController } from './invoices/invoices.controller';
+import { LedgerController } from './ledger/ledger.controller';
+import { renderProblem, problemCodeOf } from './problem-details';
+import { ProblemDetailsFilter } from './problem-details.filter';
+import { newRequestId, requestIdOf } from './request-id';
+import { requestValidationPipe, RequestValidationError } from './request-validation';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, database: DatabaseHandle): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ClsModule.forRoot({
+          global: true,
+          middleware: {
+            mount: true,
+            generateId: true,
+            idGenerator: newRequestId,
+            setup: (cls, _request: Request, response: { setHeader(name: string, value: string): void }) => response.setHeader('X-Request-Id', cls.getId()),
+          },
+          plugins: [transactionalPlugin()],
+        }),
+        DatabaseModule.forRoot({
+          url: database.url,
+          afterClose: database.embedded?.stop,
+          poolSize: config.databasePoolSize,
+          applicationName: 'ledgerkey-api',
+          migrations: MIGRATIONS,
+        }),
+        TenancyModule,
+        LedgerModule,
+        InvoicingModule,
+        IdempotencyModule.forRootAsync({
+          useFactory: () => ({
+            ttlSeconds: config.idempotencyKeyTtlSeconds,
+            resolveScope: (request) => {
+              const company = companyOf(request);
+              return { tenantId: company.id, context: company };
+            },
+            validateBody: (body, dto) => {
+              if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+                throw new RequestValidationError([{ field: 'body', message: 'must be a JSON object' }]);
+              }
+              return requestValidationPipe.transform(body, { type: 'body', metatype: dto }) as Promise<object>;
+            },
+            renderOutcome: (error, request) => {
+              if (problemCodeOf(error) === undefined) return null;
+              const problem = renderProblem(error, requestIdOf(request));
+              if (problem.status >= 500) return null;
+              return { status: problem.status, headers: problem.headers, body: JSON.stringify(problem.body) };
+            },
+          }),
+        }),
+      ],
+      controllers: [InvoicesController, LedgerController, AdminController, HealthController],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+        { provide: APP_PIPE, useValue: requestValidationPipe },
+        AdminTokenGuard,
+      ],
+    };
+  }
+}

@@ -1,0 +1,37 @@
+import { Controller, Get, HttpCode } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { migrationsUpToDate } from '@ledgerkey/database';
+import { DataSource } from 'typeorm';
+
+export class ServiceUnavailableError extends Error {
+  readonly code = 'service_unavailable';
+}
+
+@ApiTags('Operations')
+@Controller('health')
+export class HealthController {
+  constructor(private readonly dataSource: DataSource) {}
+
+  @Get('live')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'getLiveness', summary: 'The process is up' })
+  @ApiOkResponse({ description: '`{ "status": "ok" }`' })
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @ApiOperation({ operationId: 'getReadiness', summary: 'Database reachable and every migration applied' })
+  @ApiOkResponse({ description: '`{ "status": "ready" }`' })
+  @ApiServiceUnavailableResponse({ description: '`service_unavailable`' })
+  async ready(): Promise<{ status: 'ready' }> {
+    let upToDate: boolean;
+    try {
+      upToDate = await migrationsUpToDate(this.dataSource);
+    } catch (error) {
+      throw new ServiceUnavailableError('The database is not reachable.', { cause: error });
+    }
+    if (!upToDate) throw new ServiceUnavailableError('Database migrations are pending.');
+    return { status: 'ready' };
+  }
+}

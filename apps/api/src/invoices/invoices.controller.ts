@@ -1,0 +1,65 @@
+import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { Idempotent, IdempotentBody } from '@ledgerkey/idempotency';
+import { InvoiceListView, InvoiceQueries, InvoiceView, IssueInvoiceDto, IssueInvoiceHandler } from '@ledgerkey/invoicing';
+import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
+import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
+import { ResourceIdPipe } from '../resource-id.pipe';
+
+@ApiTags('Sales invoices')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ description: 'Missing or unknown API key (`unauthorized`)' })
+@UseGuards(ApiKeyGuard)
+@Controller('v1/sales/invoices')
+export class InvoicesController {
+  constructor(
+    private readonly issueInvoice: IssueInvoiceHandler,
+    private readonly queries: InvoiceQueries,
+  ) {}
+
+  @Post('create')
+  @HttpCode(201)
+  @Idempotent({
+    operation: 'sales.invoices.create',
+    body: IssueInvoiceDto,
+    status: 201,
+    location: (invoice: InvoiceView) => `/v1/sales/invoices/${invoice.id}`,
+  })
+  @ApiOperation({
+    operationId: 'createSalesInvoice',
+    summary: 'Issue a sales invoice',
+    description:
+      'Issues an immutable invoice with the next gapless number of its series and posts its ' +
+      'journal entry. Retry with the same Idempotency-Key and body as often as needed: the ' +
+      'first response is replayed (`Idempotent-Replayed: true`) and the books change once.',
+  })
+  @ApiCreatedResponse({ type: InvoiceView, description: 'Issued (or replayed)' })
+  @ApiConflictResponse({ description: '`order_already_invoiced` (with `existingInvoiceId`) or `idempotency_key_in_use`' })
+  create(@IdempotentBody() dto: IssueInvoiceDto, @CurrentCompany() company: Company): Promise<InvoiceView> {
+    return this.issueInvoice.execute(company, dto);
+  }
+
+  @Get(':id')
+  @ApiOperation({ operationId: 'getSalesInvoice', summary: 'Retrieve a sales invoice' })
+  @ApiOkResponse({ type: InvoiceView })
+  @ApiNotFoundResponse({ description: '`not_found` (also for another company\'s id)' })
+  get(@Param('id', ResourceIdPipe) id: string, @CurrentCompany() company: Company): Promise<InvoiceView> {
+    return this.queries.get(company.id, id);
+  }
+
+  @Get()
+  @ApiOperation({ operationId: 'listSalesInvoices', summary: 'List sales invoices by series and number' })
+  @ApiOkResponse({ type: InvoiceListView })
+  list(@Query() query: ListQueryDto, @CurrentCompany() company: Company): Promise<InvoiceListView> {
+    return this.queries.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
+  }
+}

@@ -1,0 +1,52 @@
+import express, { type RequestHandler } from 'express';
+import type { ProblemCode } from './problem-details';
+
+/** A body the JSON parser refused: malformed, too large, or in an unsupported encoding. */
+export class RequestBodyError extends Error {
+  constructor(
+    readonly code: ProblemCode,
+    detail: string,
+    options: { cause: unknown },
+  ) {
+    super(detail, options);
+  }
+}
+
+function bodyError(error: unknown): RequestBodyError {
+  switch ((error as { type?: unknown }).type) {
+    case 'entity.too.large':
+      return new RequestBodyError('payload_too_large', 'The request body is larger than this API accepts.', { cause: error });
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new RequestBodyError('unsupported_media_type', 'Send the body as UTF-8 encoded application/json.', {
+        cause: error,
+      });
+    default:
+      return new RequestBodyError('malformed_json', 'The request body is not valid JSON.', { cause: error });
+  }
+}
+
+/**
+ * PostgreSQL text cannot hold NUL, and a lone UTF-16 surrogate would be silently replaced on
+ * the way in: both are refused as malformed JSON rather than failing (or mutating) at write.
+ */
+function rejectUnstorableText(key: string, value: unknown): unknown {
+  if ((typeof value === 'string' && !isStorable(value)) || !isStorable(key)) {
+    throw new SyntaxError('strings must not contain NUL characters or unpaired surrogates');
+  }
+  return value;
+}
+
+function isStorable(text: string): boolean {
+  return !text.includes('\u0000') && text.isWellFormed();
+}
+
+/**
+ * express.json(), with its failures turned into our coded errors before Nest sees them (Nest
+ * would flatten them all into a generic 400).
+ */
+export function jsonBody(limitBytes: number): RequestHandler {
+  const parse = express.json({ limit: limitBytes, reviver: rejectUnstorableText });
+  return (request, response, next) =>
+    parse(request, response, (error?: unknown) => next(error === undefined ? undefined : bodyError(error)));
+}

@@ -1,0 +1,49 @@
+import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { JournalRepository, type JournalEntryView, type TrialBalanceRow } from '@ledgerkey/ledger';
+import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
+import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
+
+@ApiTags('Ledger')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ description: 'Missing or unknown API key (`unauthorized`)' })
+@UseGuards(ApiKeyGuard)
+@Controller('v1/ledger')
+export class LedgerController {
+  constructor(private readonly journal: JournalRepository) {}
+
+  @Get('entries')
+  @ApiOperation({ operationId: 'listJournalEntries', summary: 'Journal entries in posting order' })
+  @ApiOkResponse({ description: '`{ object: "list", data: JournalEntry[], hasMore }`' })
+  async entries(
+    @Query() query: ListQueryDto,
+    @CurrentCompany() company: Company,
+  ): Promise<{ object: 'list'; data: JournalEntryView[]; hasMore: boolean }> {
+    const page = await this.journal.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
+    return { object: 'list', ...page };
+  }
+
+  @Get('trial-balance')
+  @ApiOperation({
+    operationId: 'getTrialBalance',
+    summary: 'Debit and credit totals per account and currency',
+    description: 'Debits equal credits per currency, always: `totals[].balanced` says so.',
+  })
+  @ApiOkResponse({ description: '`{ object: "trial_balance", data: [...], totals: [...] }`' })
+  async trialBalance(@CurrentCompany() company: Company): Promise<{
+    object: 'trial_balance';
+    data: TrialBalanceRow[];
+    totals: Array<{ currency: string; debitTotal: number; creditTotal: number; balanced: boolean }>;
+  }> {
+    const data = await this.journal.trialBalance(company.id);
+    const byCurrency = new Map<string, { currency: string; debitTotal: number; creditTotal: number; balanced: boolean }>();
+    for (const row of data) {
+      const total = byCurrency.get(row.currency) ?? { currency: row.currency, debitTotal: 0, creditTotal: 0, balanced: true };
+      total.debitTotal += row.debitTotal;
+      total.creditTotal += row.creditTotal;
+      total.balanced = total.debitTotal === total.creditTotal;
+      byCurrency.set(row.currency, total);
+    }
+    return { object: 'trial_balance', data, totals: [...byCurrency.values()] };
+  }
+}

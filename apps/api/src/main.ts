@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { ConfigError, loadConfig } from './config';
+import { createApp, logLevels } from './create-app';
+import { prepareDatabase } from './database-bootstrap';
+import { ensureDemoCompany } from './demo-company';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  Logger.overrideLogger(logLevels(config.logLevel));
+  const logger = new Logger('ledgerkey');
+  const database = await prepareDatabase(config, logger);
+  const app = await createApp(config, database);
+  await app.listen(config.port, config.host);
+  const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${(app.getHttpServer().address() as { port: number }).port}`;
+
+  const demo = config.seedDemoCompany ? await ensureDemoCompany(app) : null;
+  const lines = [
+    `ledgerkey listening on ${baseUrl}`,
+    `  Swagger UI:   ${baseUrl}/docs`,
+    `  OpenAPI:      ${baseUrl}/docs/openapi.json`,
+    `  Health:       ${baseUrl}/health/ready`,
+  ];
+  if (demo) {
+    lines.push(
+      `  Demo company: ${demo.companyId}`,
+      `  Demo API key: ${demo.apiKey}   (shown once; only its hash is stored)`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+  } else {
+    process.stderr.write(`ledgerkey failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,42 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
+import { JSON_CONTENT_TYPE, RecordedResponseReplay } from '@ledgerkey/idempotency';
+import type { Request, Response } from 'express';
+import { PROBLEM_CONTENT_TYPE, renderProblem } from './problem-details';
+import { requestIdOf } from './request-id';
+
+/**
+ * The one place errors become HTTP: recorded idempotent responses are written verbatim;
+ * everything else is rendered as problem+json. 5xx are logged once, with the cause.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HTTP');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
+    if (response.headersSent) return;
+
+    if (error instanceof RecordedResponseReplay) {
+      const { status, headers, body } = error.recorded;
+      response
+        .status(status)
+        .set(headers)
+        .type(status < 300 ? JSON_CONTENT_TYPE : PROBLEM_CONTENT_TYPE)
+        .send(body);
+      return;
+    }
+
+    const requestId = requestIdOf(request);
+    if (!response.hasHeader('X-Request-Id')) response.setHeader('X-Request-Id', requestId);
+    const problem = renderProblem(error, requestId);
+    if (problem.status >= 500) {
+      this.logger.error(
+        `${request.method} ${request.originalUrl} failed (${String(problem.body.requestId)})`,
+        error instanceof Error ? error.stack : String(error),
+      );
+    }
+    response.status(problem.status).set(problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.body));
+  }
+}

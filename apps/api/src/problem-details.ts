@@ -1,0 +1,122 @@
+import { HttpException } from '@nestjs/common';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+const PROBLEM_TYPE_BASE = 'https://docs.ledgerkey.dev/errors/';
+
+interface ProblemKind {
+  status: number;
+  title: string;
+}
+
+/**
+ * Every error code the API answers with, and its HTTP status. Exhaustive: an error whose
+ * code is not here is a programming mistake and answers 500 internal_error.
+ */
+const PROBLEM_KINDS = {
+  validation_failed: { status: 400, title: 'Request validation failed' },
+  malformed_json: { status: 400, title: 'Malformed JSON body' },
+  idempotency_key_missing: { status: 400, title: 'Idempotency-Key missing' },
+  idempotency_key_invalid: { status: 400, title: 'Idempotency-Key invalid' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  not_found: { status: 404, title: 'Not found' },
+  idempotency_key_in_use: { status: 409, title: 'Idempotency-Key in use' },
+  order_already_invoiced: { status: 409, title: 'Order already invoiced' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused' },
+  due_date_before_issue_date: { status: 422, title: 'Due date before issue date' },
+  amount_out_of_range: { status: 422, title: 'Amount out of range' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal server error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, ProblemKind>;
+
+export type ProblemCode = keyof typeof PROBLEM_KINDS;
+
+/** Fields an error may document beyond the standard ones (e.g. existingInvoiceId). */
+const EXTENSION_FIELDS = ['existingInvoiceId', 'errors'] as const;
+
+export interface RenderedProblem {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+function isProblemCode(code: unknown): code is ProblemCode {
+  return typeof code === 'string' && Object.hasOwn(PROBLEM_KINDS, code);
+}
+
+function httpExceptionCode(status: number): ProblemCode {
+  switch (status) {
+    case 404:
+    case 405:
+      return 'not_found';
+    case 413:
+      return 'payload_too_large';
+    case 415:
+      return 'unsupported_media_type';
+    case 429:
+      return 'rate_limited';
+    case 401:
+    case 403:
+      return 'unauthorized';
+    default:
+      return status >= 500 ? 'internal_error' : 'validation_failed';
+  }
+}
+
+/** The problem code of an error, or undefined when it is not an expected outcome. */
+export function problemCodeOf(error: unknown): ProblemCode | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (isProblemCode(code)) return code;
+  if (error instanceof HttpException) return httpExceptionCode(error.getStatus());
+  return undefined;
+}
+
+/**
+ * Renders an error as RFC 9457 problem details. Unknown errors become a bare 500 with no
+ * message, stack or SQL. `detail` is the error's own message for expected outcomes only.
+ */
+export function renderProblem(error: unknown, requestId: string): RenderedProblem {
+  const code = problemCodeOf(error) ?? 'internal_error';
+  const kind: ProblemKind = PROBLEM_KINDS[code];
+  const expected = kind.status < 500 || code === 'service_unavailable';
+  const body: Record<string, unknown> = {
+    type: PROBLEM_TYPE_BASE + code,
+    title: kind.title,
+    status: kind.status,
+    detail: expected ? detailOf(error, code) : 'An unexpected error occurred; it has been logged.',
+    code,
+    requestId,
+  };
+  if (expected && typeof error === 'object' && error !== null) {
+    for (const field of EXTENSION_FIELDS) {
+      const value = (error as Record<string, unknown>)[field];
+      if (value !== undefined) body[field] = value;
+    }
+  }
+  const headers: Record<string, string> = {};
+  const retryAfter = (error as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
+  if (typeof retryAfter === 'number') headers['Retry-After'] = String(retryAfter);
+  return { status: kind.status, headers, body };
+}
+
+/** Nest's own HTTP exceptions (unknown route, …) get our wording, not theirs. */
+function detailOf(error: unknown, code: ProblemCode): string {
+  if (error instanceof HttpException) {
+    switch (code) {
+      case 'not_found':
+        return 'No such route or resource.';
+      case 'payload_too_large':
+        return 'The request body is larger than this API accepts.';
+      case 'unsupported_media_type':
+        return 'Send the body as UTF-8 encoded application/json.';
+      case 'validation_failed':
+        return 'The request is malformed.';
+      default:
+        break;
+    }
+  }
+  return error instanceof Error ? error.message : PROBLEM_KINDS[code].title;
+}

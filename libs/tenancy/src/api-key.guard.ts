@@ -1,0 +1,40 @@
+import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
+import type { Request } from 'express';
+import { hashApiKey } from './api-key';
+import { CompaniesRepository } from './companies.repository';
+import type { Company } from './company';
+import { UnauthorizedError } from './tenancy.errors';
+
+const COMPANY = Symbol('COMPANY');
+
+type AuthenticatedRequest = Request & { [COMPANY]?: Company };
+
+const BEARER = /^Bearer ([A-Za-z0-9_-]{1,200})$/;
+
+/** Authenticates `Authorization: Bearer <api key>` and attaches the key's company. */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(private readonly companies: CompaniesRepository) {}
+
+  /** @throws UnauthorizedError for a missing, malformed, unknown or revoked key */
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const match = BEARER.exec(request.headers.authorization ?? '');
+    if (!match) throw new UnauthorizedError();
+    const company = await this.companies.findByApiKeyHash(hashApiKey(match[1]));
+    if (!company) throw new UnauthorizedError();
+    request[COMPANY] = company;
+    return true;
+  }
+}
+
+/** The company authenticated by `ApiKeyGuard`. */
+export function companyOf(request: Request): Company {
+  const company = (request as AuthenticatedRequest)[COMPANY];
+  if (!company) throw new Error('companyOf() called on a route without ApiKeyGuard');
+  return company;
+}
+
+export const CurrentCompany = createParamDecorator((_: unknown, context: ExecutionContext) =>
+  companyOf(context.switchToHttp().getRequest<Request>()),
+);

@@ -1,0 +1,27 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsISO31661Alpha2, IsISO4217CurrencyCode, IsString, Length, Matches } from 'class-validator';
+
+export class CreateCompanyDto {
+  @ApiProperty({ example: 'UAB Pardavėjas', minLength: 1, maxLength: 200 })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiProperty({ example: 'LT', description: 'ISO 3166-1 alpha-2, upper case' })
+  @Matches(/^[A-Z]{2}$/, { message: 'countryCode must be two upper-case letters' })
+  @IsISO31661Alpha2()
+  countryCode: string;
+
+  @ApiProperty({ example: 'EUR', description: 'ISO 4217, upper case: the default invoice currency' })
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be three upper-case letters' })
+  @IsISO4217CurrencyCode()
+  currency: string;
+}
+
+export class CreatedCompanyView {
+  @ApiProperty({ format: 'uuid' })
+  companyId: string;
+
+  @ApiProperty({ description: 'Shown once; only its hash is stored.', example: 'lk_…' })
+  apiKey: string;
+}
