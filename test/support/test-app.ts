@@ -24,6 +24,9 @@ export interface TestCompany {
 /**
  * The real application (same module, pipes, filter, body parser as production) on the test
  * database, listening on an ephemeral port. `env` overrides configuration variables.
+ * One app at a time per test file: @nestjs-cls/transactional keeps a process-wide
+ * TransactionHost, so a second live app in the same process would take over the first one's
+ * transactions. Close one before starting another (production runs one app per process).
  */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const config = loadConfig({

@@ -47,6 +47,12 @@ function isStorable(text: string): boolean {
  */
 export function jsonBody(limitBytes: number): RequestHandler {
   const parse = express.json({ limit: limitBytes, reviver: rejectUnstorableText });
-  return (request, response, next) =>
+  return (request, response, next) => {
+    const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length']) > 0;
+    if (hasBody && !request.is('application/json')) {
+      next(new RequestBodyError('unsupported_media_type', 'Send the body as UTF-8 encoded application/json.', { cause: null }));
+      return;
+    }
     parse(request, response, (error?: unknown) => next(error === undefined ? undefined : bodyError(error)));
+  };
 }

@@ -8,7 +8,7 @@ export class IdempotencyModule {
   static forRootAsync(options: {
     imports?: DynamicModule['imports'];
     inject?: Array<string | symbol | Function>;
-    useFactory: (...deps: any[]) => IdempotencyModuleOptions;
+    useFactory: (...deps: never[]) => IdempotencyModuleOptions;
   }): DynamicModule {
     const optionsProvider: Provider = {
       provide: IDEMPOTENCY_OPTIONS,

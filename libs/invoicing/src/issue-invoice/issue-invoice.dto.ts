@@ -7,7 +7,7 @@ import {
   IsEmail,
   IsInt,
   IsISO31661Alpha2,
-  IsISO4217CurrencyCode,
+  IsObject,
   IsOptional,
   IsString,
   Length,
@@ -17,6 +17,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { IsMoneyCurrency } from '@ledgerkey/money';
 import { IsCalendarDate } from '../calendar-date.validator';
 import { IsDecimalString } from '../decimal-string.validator';
 import { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from '../vat';
@@ -98,8 +99,7 @@ export class IssueInvoiceDto {
 
   @ApiPropertyOptional({ example: 'EUR', description: 'ISO 4217; defaults to the company currency' })
   @IsOptional()
-  @Matches(/^[A-Z]{3}$/, { message: 'currency must be three upper-case letters' })
-  @IsISO4217CurrencyCode()
+  @IsMoneyCurrency()
   currency?: string;
 
   @ApiPropertyOptional({ example: '2026-11-30', format: 'date', description: 'Defaults to today (UTC), captured once' })
@@ -113,6 +113,8 @@ export class IssueInvoiceDto {
   dueDate?: string;
 
   @ApiProperty({ type: PartyDto })
+  // ValidateNested skips undefined and accepts arrays: require a plain object first.
+  @IsObject()
   @ValidateNested()
   @Type(() => PartyDto)
   customer: PartyDto;
@@ -121,6 +123,7 @@ export class IssueInvoiceDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_INVOICE_LINES)
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => InvoiceLineDto)
   lines: InvoiceLineDto[];

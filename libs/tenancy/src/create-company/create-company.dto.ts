@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsISO31661Alpha2, IsISO4217CurrencyCode, IsString, Length, Matches } from 'class-validator';
+import { IsISO31661Alpha2, IsString, Length, Matches } from 'class-validator';
+import { IsMoneyCurrency } from '@ledgerkey/money';
 
 export class CreateCompanyDto {
   @ApiProperty({ example: 'UAB Pardavėjas', minLength: 1, maxLength: 200 })
@@ -13,8 +14,7 @@ export class CreateCompanyDto {
   countryCode: string;
 
   @ApiProperty({ example: 'EUR', description: 'ISO 4217, upper case: the default invoice currency' })
-  @Matches(/^[A-Z]{3}$/, { message: 'currency must be three upper-case letters' })
-  @IsISO4217CurrencyCode()
+  @IsMoneyCurrency()
   currency: string;
 }
 

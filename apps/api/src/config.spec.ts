@@ -1,0 +1,68 @@
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      dataDir: '.data',
+      databasePoolSize: 10,
+      adminApiToken: undefined,
+      idempotencyKeyTtlSeconds: 86_400,
+      requestBodyLimitBytes: 1_048_576,
+      seedDemoCompany: true,
+      logLevel: 'log',
+    });
+  });
+
+  it('treats empty variables as unset', () => {
+    const config = loadConfig({ DATABASE_URL: '', ADMIN_API_TOKEN: '', IDEMPOTENCY_KEY_TTL: '' });
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.adminApiToken).toBeUndefined();
+    expect(config.idempotencyKeyTtlSeconds).toBe(86_400);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db:5432/x',
+      DATA_DIR: '/var/lib/lk',
+      DATABASE_POOL_SIZE: '20',
+      ADMIN_API_TOKEN: 'a-long-enough-token',
+      IDEMPOTENCY_KEY_TTL: '60',
+      REQUEST_BODY_LIMIT_BYTES: '2048',
+      SEED_DEMO_COMPANY: 'false',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://u@db:5432/x',
+      dataDir: '/var/lib/lk',
+      databasePoolSize: 20,
+      adminApiToken: 'a-long-enough-token',
+      idempotencyKeyTtlSeconds: 60,
+      requestBodyLimitBytes: 2048,
+      seedDemoCompany: false,
+      logLevel: 'debug',
+    });
+  });
+
+  it('names every bad variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'abc', IDEMPOTENCY_KEY_TTL: '-5', DATABASE_URL: 'mysql://x', ADMIN_API_TOKEN: 'short' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    expect(problems).toMatch(/PORT/);
+    expect(problems).toMatch(/IDEMPOTENCY_KEY_TTL/);
+    expect(problems).toMatch(/DATABASE_URL/);
+    expect(problems).toMatch(/ADMIN_API_TOKEN/);
+    expect((error as ConfigError).problems).toHaveLength(4);
+  });
+});

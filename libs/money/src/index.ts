@@ -1,0 +1,1 @@
+export { IsMoneyCurrency, isMoneyCurrency } from './currency';

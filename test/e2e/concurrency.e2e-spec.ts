@@ -1,0 +1,376 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { anInvoice, newKey } from '../support/invoice.builder';
+import { RetryingClient } from '../support/retrying-client';
+import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
+import { testDatabasePool } from '../support/test-database';
+
+const CREATE = '/v1/sales/invoices/create';
+/** Invoices carrying this note fail inside the transaction, after their number was taken. */
+const FAIL_MARKER = 'FAIL-IN-TX-CONCURRENCY';
+/** Invoices carrying this note spend SLOW_SECONDS inside their transaction, holding their key. */
+const SLOW_MARKER = 'SLOW-IN-TX-CONCURRENCY';
+const SLOW_SECONDS = 1.5;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: {
+    id?: string;
+    number?: string;
+    sequence?: number;
+    orderId?: string | null;
+    code?: string;
+    existingInvoiceId?: string;
+    [field: string]: unknown;
+  };
+}
+
+interface StoredBooks {
+  invoices: Array<{ id: string; orderId: string | null; sequence: number; number: string; grossTotal: number }>;
+  lastValue: number | null;
+  journalEntriesBySource: Map<string, number>;
+  journalEntryCount: number;
+  unbalancedEntries: number;
+  debitTotal: number;
+  creditTotal: number;
+}
+
+describe('concurrent invoice creation', () => {
+  let t: TestApp;
+  let db: Pool;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    db = testDatabasePool();
+    await db.query(`
+      CREATE OR REPLACE FUNCTION test_marked_invoice() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.notes = '${FAIL_MARKER}' THEN
+          RAISE EXCEPTION 'test trigger: refusing invoice marked ${FAIL_MARKER}';
+        END IF;
+        PERFORM pg_sleep(${SLOW_SECONDS});
+        RETURN NEW;
+      END $$`);
+    await db.query(`DROP TRIGGER IF EXISTS trg_test_marked_invoice ON invoices`);
+    await db.query(`
+      CREATE TRIGGER trg_test_marked_invoice BEFORE INSERT ON invoices
+      FOR EACH ROW WHEN (NEW.notes IN ('${FAIL_MARKER}', '${SLOW_MARKER}')) EXECUTE FUNCTION test_marked_invoice()`);
+  });
+
+  afterAll(async () => {
+    await db?.query(`DROP TRIGGER IF EXISTS trg_test_marked_invoice ON invoices`);
+    await db?.query(`DROP FUNCTION IF EXISTS test_marked_invoice()`);
+    await db?.end();
+    await t?.close();
+  });
+
+  /** One attempt, no retry: the concurrency tests look at every raw answer. */
+  async function post(company: TestCompany, key: string, body: unknown): Promise<Answer> {
+    const response = await fetch(`${t.baseUrl}${CREATE}`, {
+      method: 'POST',
+      headers: { ...company.auth, 'Content-Type': 'application/json', 'Idempotency-Key': key },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text, body: JSON.parse(text) as Answer['body'] };
+  }
+
+  async function storedBooks(companyId: string): Promise<StoredBooks> {
+    const invoices = await db.query<{
+      id: string;
+      order_id: string | null;
+      sequence: string;
+      number: string;
+      gross_total: string;
+    }>(
+      `SELECT id, order_id, sequence, number, gross_total FROM invoices WHERE company_id = $1 ORDER BY sequence`,
+      [companyId],
+    );
+    const sequence = await db.query<{ last_value: string }>(
+      `SELECT last_value FROM document_sequences WHERE company_id = $1 AND series = 'INV'`,
+      [companyId],
+    );
+    const entries = await db.query<{ source_id: string; entries: number }>(
+      `SELECT source_id, count(*)::int AS entries FROM journal_entries
+        WHERE company_id = $1 AND source_type = 'invoice' GROUP BY source_id`,
+      [companyId],
+    );
+    const [counts] = (
+      await db.query<{ entries: number; unbalanced: number; debit: string; credit: string }>(
+        `SELECT (SELECT count(*)::int FROM journal_entries WHERE company_id = $1) AS entries,
+                (SELECT count(*)::int FROM (SELECT entry_id FROM journal_lines WHERE company_id = $1
+                   GROUP BY entry_id HAVING sum(debit) <> sum(credit)) u) AS unbalanced,
+                (SELECT coalesce(sum(debit), 0)::text FROM journal_lines WHERE company_id = $1) AS debit,
+                (SELECT coalesce(sum(credit), 0)::text FROM journal_lines WHERE company_id = $1) AS credit`,
+        [companyId],
+      )
+    ).rows;
+    return {
+      invoices: invoices.rows.map((row) => ({
+        id: row.id,
+        orderId: row.order_id,
+        sequence: Number(row.sequence),
+        number: row.number,
+        grossTotal: Number(row.gross_total),
+      })),
+      lastValue: sequence.rows[0] ? Number(sequence.rows[0].last_value) : null,
+      journalEntriesBySource: new Map(entries.rows.map((row) => [row.source_id, row.entries])),
+      journalEntryCount: counts.entries,
+      unbalancedEntries: counts.unbalanced,
+      debitTotal: Number(counts.debit),
+      creditTotal: Number(counts.credit),
+    };
+  }
+
+  /** Gapless 1..count, one balanced journal entry per invoice, and the API's trial balance agrees. */
+  async function expectConsistentBooks(company: TestCompany, count: number): Promise<StoredBooks> {
+    const books = await storedBooks(company.companyId);
+    const expectedSequences = Array.from({ length: count }, (_, index) => index + 1);
+    expect(books.invoices.map((invoice) => invoice.sequence)).toEqual(expectedSequences);
+    expect(books.invoices.map((invoice) => invoice.number)).toEqual(
+      expectedSequences.map((sequence) => `INV-${String(sequence).padStart(6, '0')}`),
+    );
+    expect(books.lastValue).toBe(count);
+    expect(books.journalEntryCount).toBe(count);
+    expect(books.invoices.filter((invoice) => books.journalEntriesBySource.get(invoice.id) !== 1)).toEqual([]);
+    expect(books.unbalancedEntries).toBe(0);
+    const grossTotal = books.invoices.reduce((sum, invoice) => sum + invoice.grossTotal, 0);
+    expect(books.debitTotal).toBe(grossTotal);
+    expect(books.creditTotal).toBe(grossTotal);
+
+    const trialBalance = await fetch(`${t.baseUrl}/v1/ledger/trial-balance`, { headers: company.auth });
+    expect(trialBalance.status).toBe(200);
+    const { totals } = (await trialBalance.json()) as {
+      totals: Array<{ currency: string; debitTotal: number; creditTotal: number; balanced: boolean }>;
+    };
+    expect(totals).toEqual([{ currency: 'EUR', debitTotal: grossTotal, creditTotal: grossTotal, balanced: true }]);
+    return books;
+  }
+
+  async function idempotencyRecords(companyId: string): Promise<Map<string, { status: number; body: string }>> {
+    const { rows } = await db.query<{ idempotency_key: string; response_status: number; response_body: string }>(
+      `SELECT idempotency_key, response_status, response_body FROM idempotency_records WHERE company_id = $1`,
+      [companyId],
+    );
+    return new Map(rows.map((row) => [row.idempotency_key, { status: row.response_status, body: row.response_body }]));
+  }
+
+  it('runs 50 simultaneous requests with one key exactly once; the others replay it or get 409 in use', async () => {
+    const company = await t.newCompany();
+    const key = newKey('same-key');
+    const body = anInvoice().withOrderId().withLine({ quantity: '3', unitPrice: 1999 }).build();
+
+    const answers = await Promise.all(Array.from({ length: 50 }, () => post(company, key, body)));
+
+    expect(answers.filter((answer) => answer.status >= 500)).toEqual([]);
+    expect(answers.filter((answer) => answer.status !== 201 && answer.status !== 409)).toEqual([]);
+    const created = answers.filter((answer) => answer.status === 201);
+    const inUse = answers.filter((answer) => answer.status === 409);
+    const originals = created.filter((answer) => answer.headers.get('idempotent-replayed') === null);
+    expect(originals).toHaveLength(1);
+    const [original] = originals;
+    for (const replay of created.filter((answer) => answer !== original)) {
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.text).toBe(original.text);
+      expect(replay.headers.get('location')).toBe(original.headers.get('location'));
+    }
+    // At least one request overlapped the running first one: the requests really ran in parallel.
+    expect(inUse.length).toBeGreaterThan(0);
+    for (const conflict of inUse) {
+      expect(conflict.body.code).toBe('idempotency_key_in_use');
+      expect(conflict.headers.get('retry-after')).toMatch(/^\d+$/);
+    }
+
+    const books = await expectConsistentBooks(company, 1);
+    expect(books.invoices[0].id).toBe(original.body.id);
+    expect(books.invoices[0].orderId).toBe(body.orderId);
+    const records = await idempotencyRecords(company.companyId);
+    expect([...records.keys()]).toEqual([key]);
+    expect(records.get(key)).toEqual({ status: 201, body: original.text });
+
+    const retry = await new RetryingClient({ baseUrl: () => t.baseUrl, headers: company.auth }).post(CREATE, body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.replayed).toBe(true);
+    expect(retry.text).toBe(original.text);
+    await expectConsistentBooks(company, 1);
+  });
+
+  it('answers 409 in use at once while the first request with the key is still running, never queueing a second run', async () => {
+    const company = await t.newCompany();
+    const key = newKey('slow-key');
+    const body = anInvoice().withOrderId().withLine().with({ notes: SLOW_MARKER }).build();
+    let firstAnsweredAt = Number.POSITIVE_INFINITY;
+    const first = post(company, key, body).then((answer) => {
+      firstAnsweredAt = Date.now();
+      return answer;
+    });
+    await waitFor(async () => {
+      const { rows } = await db.query<{ sleeping: number }>(
+        `SELECT count(*)::int AS sleeping FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event = 'PgSleep'`,
+      );
+      return rows[0].sleeping > 0;
+    });
+
+    const duplicates = await Promise.all(
+      Array.from({ length: 20 }, () => post(company, key, body).then((answer) => ({ answer, at: Date.now() }))),
+    );
+
+    for (const { answer, at } of duplicates) {
+      expect(answer.status).toBe(409);
+      expect(answer.body.code).toBe('idempotency_key_in_use');
+      expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(at).toBeLessThan(firstAnsweredAt);
+    }
+    const original = await first;
+    expect(original.status).toBe(201);
+    expect(original.headers.get('idempotent-replayed')).toBeNull();
+    const books = await expectConsistentBooks(company, 1);
+    expect(books.invoices[0].id).toBe(original.body.id);
+    const replay = await post(company, key, body);
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(original.text);
+  });
+
+  it('keeps numbering gapless across 200 concurrent creates interleaved with requests that fail inside the transaction', async () => {
+    const company = await t.newCompany();
+    const orderIds = Array.from({ length: 200 }, (_, index) => `order-${index + 1}-${randomUUID()}`);
+    const creates = orderIds.map((orderId, index) => ({
+      kind: 'create' as const,
+      key: newKey('create'),
+      orderId,
+      body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 1000 + index }).build(),
+    }));
+    const duplicateOrders = orderIds
+      .filter((_, index) => index % 5 === 0)
+      .map((orderId) => ({
+        kind: 'duplicate-order' as const,
+        key: newKey('duplicate-order'),
+        orderId,
+        body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 777 }).build(),
+      }));
+    const failures = Array.from({ length: 40 }, (_, index) => {
+      const orderId = `failing-order-${index + 1}-${randomUUID()}`;
+      return {
+        kind: 'failure' as const,
+        key: newKey('failure'),
+        orderId,
+        body: anInvoice().withOrderId(orderId).withLine().with({ notes: FAIL_MARKER }).build(),
+      };
+    });
+    expect(duplicateOrders).toHaveLength(40);
+    const requests = shuffled([...creates, ...duplicateOrders, ...failures]);
+
+    const errorLog = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    let answers: Answer[];
+    try {
+      answers = await Promise.all(requests.map((request) => post(company, request.key, request.body)));
+    } finally {
+      errorLog.mockRestore();
+    }
+    const outcomes = requests.map((request, index) => ({ ...request, answer: answers[index] }));
+
+    const tally = new Map<string, number>();
+    for (const { answer } of outcomes) {
+      const outcome = `${answer.status} ${answer.status === 201 ? 'created' : String(answer.body.code)}`;
+      tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(tally)).toEqual({
+      '201 created': 200,
+      '409 order_already_invoiced': 40,
+      '500 internal_error': 40,
+    });
+
+    for (const { answer } of outcomes.filter((outcome) => outcome.kind === 'failure')) {
+      expect(answer.status).toBe(500);
+      expect(Object.keys(answer.body).sort()).toEqual(['code', 'detail', 'requestId', 'status', 'title', 'type']);
+      expect(answer.text).not.toMatch(/FAIL-IN-TX|trigger|INSERT|invoices|QueryFailed|\.ts:\d+/i);
+    }
+
+    const answersByOrder = new Map<string, Answer[]>();
+    for (const { orderId, answer, kind } of outcomes) {
+      if (kind !== 'failure') answersByOrder.set(orderId, [...(answersByOrder.get(orderId) ?? []), answer]);
+    }
+    const books = await expectConsistentBooks(company, 200);
+    const invoiceByOrder = new Map(books.invoices.map((invoice) => [invoice.orderId, invoice]));
+    expect(invoiceByOrder.size).toBe(200);
+    for (const orderId of orderIds) {
+      const invoice = invoiceByOrder.get(orderId);
+      const winners = answersByOrder.get(orderId)!.filter((answer) => answer.status === 201);
+      const losers = answersByOrder.get(orderId)!.filter((answer) => answer.status !== 201);
+      expect(winners).toHaveLength(1);
+      expect(winners[0].body).toMatchObject({
+        id: invoice?.id,
+        orderId,
+        sequence: invoice?.sequence,
+        number: invoice?.number,
+      });
+      for (const loser of losers) {
+        expect(loser.body).toMatchObject({ status: 409, code: 'order_already_invoiced', existingInvoiceId: invoice?.id });
+      }
+    }
+    expect(failures.filter((failure) => invoiceByOrder.has(failure.orderId))).toEqual([]);
+
+    const records = await idempotencyRecords(company.companyId);
+    expect(records.size).toBe(240);
+    for (const { key, kind, answer } of outcomes) {
+      if (kind === 'failure') {
+        expect(records.has(key)).toBe(false);
+      } else {
+        expect(records.get(key)).toEqual({ status: answer.status, body: answer.text });
+      }
+    }
+  });
+
+  it('gives each order one invoice when two keys race for it; the loser names the winner', async () => {
+    const company = await t.newCompany();
+    const pairs = Array.from({ length: 20 }, (_, index) => {
+      const orderId = `raced-order-${index + 1}-${randomUUID()}`;
+      return {
+        orderId,
+        requests: [
+          { key: newKey('race-a'), body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 100 }).build() },
+          { key: newKey('race-b'), body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 200 }).build() },
+        ],
+      };
+    });
+
+    const answers = await Promise.all(
+      pairs.map((pair) => Promise.all(pair.requests.map((request) => post(company, request.key, request.body)))),
+    );
+
+    const books = await expectConsistentBooks(company, 20);
+    pairs.forEach((pair, index) => {
+      const stored = books.invoices.filter((invoice) => invoice.orderId === pair.orderId);
+      expect(stored).toHaveLength(1);
+      const winners = answers[index].filter((answer) => answer.status === 201);
+      const losers = answers[index].filter((answer) => answer.status !== 201);
+      expect(winners).toHaveLength(1);
+      expect(winners[0].body.id).toBe(stored[0].id);
+      expect(losers).toHaveLength(1);
+      expect(losers[0].status).toBe(409);
+      expect(losers[0].body).toMatchObject({ code: 'order_already_invoiced', existingInvoiceId: stored[0].id });
+    });
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolveDelay) => setTimeout(resolveDelay, 20));
+  }
+}
+
+function shuffled<T>(items: T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j], copy[i]];
+  }
+  return copy;
+}
