@@ -143,6 +143,19 @@ export class InitialSchema1764500000000 implements MigrationInterface {
       CREATE TRIGGER trg_invoice_lines_immutable BEFORE UPDATE OR DELETE ON invoice_lines
       FOR EACH ROW EXECUTE FUNCTION forbid_row_changes()`);
 
+    // Row triggers do not fire on TRUNCATE; these statement triggers close that door too.
+    await db.query(`
+      CREATE FUNCTION forbid_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION '% cannot be truncated: issued documents are permanent', TG_TABLE_NAME
+          USING ERRCODE = 'integrity_constraint_violation';
+      END $$`);
+    for (const table of ['invoices', 'invoice_lines']) {
+      await db.query(`
+        CREATE TRIGGER trg_${table}_no_truncate BEFORE TRUNCATE ON ${table}
+        FOR EACH STATEMENT EXECUTE FUNCTION forbid_truncate()`);
+    }
+
     await db.query(`
       CREATE TABLE journal_entries (
         id           uuid PRIMARY KEY,
@@ -154,6 +167,9 @@ export class InitialSchema1764500000000 implements MigrationInterface {
         source_id    uuid NOT NULL,
         memo         text NOT NULL,
         posted_at    timestamptz NOT NULL,
+        -- Fixed at posting: the balance check also requires exactly this many lines, so lines
+        -- cannot be added to a committed entry later, not even a balanced pair.
+        line_count   smallint NOT NULL CHECK (line_count >= 2),
         CONSTRAINT uq_journal_entries_seq UNIQUE (seq),
         -- A document posts exactly one entry of each kind.
         CONSTRAINT uq_journal_entries_source UNIQUE (company_id, source_type, source_id)
@@ -178,14 +194,21 @@ export class InitialSchema1764500000000 implements MigrationInterface {
     await db.query(`
       CREATE TRIGGER trg_journal_lines_immutable BEFORE UPDATE OR DELETE ON journal_lines
       FOR EACH ROW EXECUTE FUNCTION forbid_row_changes()`);
+    for (const table of ['journal_entries', 'journal_lines']) {
+      await db.query(`
+        CREATE TRIGGER trg_${table}_no_truncate BEFORE TRUNCATE ON ${table}
+        FOR EACH STATEMENT EXECUTE FUNCTION forbid_truncate()`);
+    }
 
     // Checked at COMMIT (deferred), once all lines of the entry are in: an entry must have
-    // at least two lines and debits must equal credits, or the whole transaction fails.
+    // exactly its declared lines (at least two) and debits must equal credits, or the whole
+    // transaction fails.
     // Fired for new entries and for lines added later to an existing entry.
     await db.query(`
       CREATE FUNCTION assert_journal_entry_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
         target uuid;
+        expected_lines integer;
         lines_count integer;
         debits numeric;
         credits numeric;
@@ -195,12 +218,13 @@ export class InitialSchema1764500000000 implements MigrationInterface {
         ELSE
           target := NEW.entry_id;
         END IF;
+        SELECT line_count INTO expected_lines FROM journal_entries WHERE id = target;
         SELECT count(*), coalesce(sum(debit), 0), coalesce(sum(credit), 0)
           INTO lines_count, debits, credits
           FROM journal_lines WHERE entry_id = target;
-        IF lines_count < 2 OR debits <> credits THEN
-          RAISE EXCEPTION 'journal entry % is unbalanced (% lines, debit %, credit %)',
-            target, lines_count, debits, credits
+        IF lines_count <> expected_lines OR debits <> credits THEN
+          RAISE EXCEPTION 'journal entry % is unbalanced or incomplete (% of % lines, debit %, credit %)',
+            target, lines_count, expected_lines, debits, credits
             USING ERRCODE = 'check_violation';
         END IF;
         RETURN NULL;
@@ -222,6 +246,7 @@ export class InitialSchema1764500000000 implements MigrationInterface {
     await db.query(`DROP TABLE invoice_lines`);
     await db.query(`DROP TABLE invoices`);
     await db.query(`DROP FUNCTION forbid_row_changes()`);
+    await db.query(`DROP FUNCTION forbid_truncate()`);
     await db.query(`DROP FUNCTION forbid_invoice_changes()`);
     await db.query(`DROP TABLE document_sequences`);
     await db.query(`DROP TABLE idempotency_records`);

@@ -101,12 +101,13 @@ describe('immutability enforced by the database', () => {
     client: PoolClient,
     companyId: string,
     lines: Array<{ account: string; debit: number; credit: number }>,
+    declaredLineCount = lines.length,
   ): Promise<string> {
     const id = randomUUID();
     await client.query(
-      `INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at)
-       VALUES ($1, $2, 'EUR', 'manual', $3, 'written by a test through SQL', now())`,
-      [id, companyId, randomUUID()],
+      `INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at, line_count)
+       VALUES ($1, $2, 'EUR', 'manual', $3, 'written by a test through SQL', now(), $4)`,
+      [id, companyId, randomUUID(), declaredLineCount],
     );
     for (const [index, line] of lines.entries()) {
       await client.query(
@@ -396,7 +397,7 @@ describe('immutability enforced by the database', () => {
 
       expect(error).toMatchObject({
         code: '23514',
-        message: `journal entry ${entryId} is unbalanced (2 lines, debit 100, credit 90)`,
+        message: `journal entry ${entryId} is unbalanced or incomplete (2 of 2 lines, debit 100, credit 90)`,
       });
       const { rows } = await db.query(
         `SELECT (SELECT count(*)::int FROM journal_entries WHERE company_id = $1) AS entries,
@@ -413,12 +414,12 @@ describe('immutability enforced by the database', () => {
       let entryId = '';
 
       const error = await commitFailure(async (client) => {
-        entryId = await insertJournalEntry(client, company.companyId, []);
+        entryId = await insertJournalEntry(client, company.companyId, [], 2);
       });
 
       expect(error).toMatchObject({
         code: '23514',
-        message: `journal entry ${entryId} is unbalanced (0 lines, debit 0, credit 0)`,
+        message: `journal entry ${entryId} is unbalanced or incomplete (0 of 2 lines, debit 0, credit 0)`,
       });
       const { rows } = await db.query(`SELECT count(*)::int AS count FROM journal_entries WHERE id = $1`, [
         entryId,
@@ -441,10 +442,49 @@ describe('immutability enforced by the database', () => {
 
       expect(error).toMatchObject({
         code: '23514',
-        message: `journal entry ${entryId} is unbalanced (4 lines, debit ${invoice.grossTotal}, credit ${invoice.grossTotal + 1})`,
+        message: `journal entry ${entryId} is unbalanced or incomplete (4 of 3 lines, debit ${invoice.grossTotal}, credit ${invoice.grossTotal + 1})`,
       });
       expect((await storedPosting(invoice.id)).snapshot).toBe(snapshot);
     });
+
+    it('even a balanced pair of lines added to a committed entry fails at COMMIT', async () => {
+      const company = await t.newCompany();
+      const { invoice } = await issueInvoice(company);
+      const { entryId, snapshot } = await storedPosting(invoice.id);
+
+      const error = await commitFailure(async (client) => {
+        await client.query(
+          `INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)
+           VALUES ($1, $2, 4, 'revenue', 0, 500), ($1, $2, 5, 'accounts_receivable', 500, 0)`,
+          [entryId, company.companyId],
+        );
+      });
+
+      expect(error).toMatchObject({
+        code: '23514',
+        message: `journal entry ${entryId} is unbalanced or incomplete (5 of 3 lines, debit ${invoice.grossTotal + 500}, credit ${invoice.grossTotal + 500})`,
+      });
+      expect((await storedPosting(invoice.id)).snapshot).toBe(snapshot);
+    });
+
+    it.each(['invoices', 'invoice_lines', 'journal_entries', 'journal_lines'])(
+      'TRUNCATE %s is rejected',
+      async (table) => {
+        const client = await db.connect();
+        try {
+          await client.query('BEGIN');
+          // lock_timeout: never wait behind other suites' transactions; the trigger fires first anyway.
+          await client.query(`SET LOCAL lock_timeout = '2s'`);
+          await expect(client.query(`TRUNCATE ${table} CASCADE`)).rejects.toMatchObject({
+            code: '23000',
+            message: `${table} cannot be truncated: issued documents are permanent`,
+          });
+        } finally {
+          await client.query('ROLLBACK').catch(() => undefined);
+          client.release();
+        }
+      },
+    );
   });
 
   describe('HTTP', () => {

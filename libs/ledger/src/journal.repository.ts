@@ -47,8 +47,9 @@ export class JournalRepository {
     const id = randomUUID();
     await this.txHost.tx.query(
       `WITH entry AS (
-         INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at,
+                                      line_count)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, cardinality($8::text[]))
          RETURNING id
        )
        INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)

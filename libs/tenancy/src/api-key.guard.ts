@@ -9,7 +9,8 @@ const COMPANY = Symbol('COMPANY');
 
 type AuthenticatedRequest = Request & { [COMPANY]?: Company };
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]{1,200})$/;
+/** The auth scheme name is case-insensitive (RFC 9110 §11.1). */
+const BEARER = /^Bearer ([A-Za-z0-9_-]{1,200})$/i;
 
 /** Authenticates `Authorization: Bearer <api key>` and attaches the key's company. */
 @Injectable()
