@@ -21,11 +21,15 @@ const PROBLEM_KINDS = {
   not_found: { status: 404, title: 'Not found' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency-Key in use' },
   order_already_invoiced: { status: 409, title: 'Order already invoiced' },
+  payout_already_settled: { status: 409, title: 'Payout already settled' },
+  purchase_invoice_duplicate: { status: 409, title: 'Purchase invoice already recorded' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused' },
   due_date_before_issue_date: { status: 422, title: 'Due date before issue date' },
   amount_out_of_range: { status: 422, title: 'Amount out of range' },
+  credit_exceeds_invoice: { status: 422, title: 'Credit exceeds invoice' },
+  allocation_exceeds_outstanding: { status: 422, title: 'Allocation exceeds outstanding amount' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
@@ -34,7 +38,12 @@ const PROBLEM_KINDS = {
 export type ProblemCode = keyof typeof PROBLEM_KINDS;
 
 /** Fields an error may document beyond the standard ones (e.g. existingInvoiceId). */
-const EXTENSION_FIELDS = ['existingInvoiceId', 'errors'] as const;
+const EXTENSION_FIELDS = [
+  'existingInvoiceId',
+  'existingSettlementId',
+  'existingPurchaseInvoiceId',
+  'errors',
+] as const;
 
 export interface RenderedProblem {
   status: number;

@@ -7,3 +7,12 @@ export { InvoiceView, InvoiceListView, InvoiceLineView, VatBreakdownView, PartyV
 export { DueDateBeforeIssueDateError, InvoiceNotFoundError, OrderAlreadyInvoicedError } from './invoicing.errors';
 export { AmountOutOfRangeError, computeDocumentTotals } from './vat';
 export { formatDocumentNumber } from './numbering/document-number';
+export { InvoicesRepository } from './invoices/invoices.repository';
+export type { LockedInvoice } from './invoices/invoices.repository';
+export { DocumentSequenceRepository } from './numbering/document-sequence.repository';
+export { IsDecimalString } from './decimal-string.validator';
+export { IsCalendarDate, isCalendarDate, todayUtc } from './calendar-date.validator';
+export { formatDecimal, normalizeDecimal, parseDecimal } from './decimal';
+export { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from './vat';
+export type { DocumentTotals, PricedLine, VatBreakdownRow } from './vat';
+export { MAX_INVOICE_LINES } from './issue-invoice/issue-invoice.dto';

@@ -8,6 +8,6 @@ import { DocumentSequenceRepository } from './numbering/document-sequence.reposi
 @Module({
   imports: [LedgerModule],
   providers: [InvoicesRepository, DocumentSequenceRepository, IssueInvoiceHandler, InvoiceQueries],
-  exports: [IssueInvoiceHandler, InvoiceQueries],
+  exports: [IssueInvoiceHandler, InvoiceQueries, InvoicesRepository, DocumentSequenceRepository],
 })
 export class InvoicingModule {}

@@ -3,6 +3,11 @@ export const Account = {
   AccountsReceivable: 'accounts_receivable',
   Revenue: 'revenue',
   VatPayable: 'vat_payable',
+  Bank: 'bank',
+  PaymentFees: 'payment_fees',
+  Expense: 'expense',
+  VatReceivable: 'vat_receivable',
+  AccountsPayable: 'accounts_payable',
 } as const;
 
 export type AccountCode = (typeof Account)[keyof typeof Account];

@@ -4,4 +4,9 @@ export type { JournalEntryView, TrialBalanceRow } from './journal.repository';
 export { Account } from './accounts';
 export type { AccountCode } from './accounts';
 export type { JournalEntryDraft, JournalLine } from './journal-entry';
-export { salesInvoicePosting } from './posting-rules';
+export {
+  creditNotePosting,
+  purchaseInvoicePosting,
+  salesInvoicePosting,
+  settlementPosting,
+} from './posting-rules';

@@ -1,11 +1,47 @@
 import { Account } from './accounts';
 import type { JournalLine } from './journal-entry';
 
+interface DocumentTotals {
+  netTotal: number;
+  vatTotal: number;
+  grossTotal: number;
+}
+
 /** A sales invoice: debit receivables (gross); credit revenue (net) and VAT payable (VAT). */
-export function salesInvoicePosting(totals: { netTotal: number; vatTotal: number; grossTotal: number }): JournalLine[] {
+export function salesInvoicePosting(totals: DocumentTotals): JournalLine[] {
   return [
     { account: Account.AccountsReceivable, debit: totals.grossTotal, credit: 0 },
     { account: Account.Revenue, debit: 0, credit: totals.netTotal },
     { account: Account.VatPayable, debit: 0, credit: totals.vatTotal },
+  ];
+}
+
+/** A credit note reverses a sales invoice: debit revenue and VAT payable; credit receivables. */
+export function creditNotePosting(totals: DocumentTotals): JournalLine[] {
+  return [
+    { account: Account.Revenue, debit: totals.netTotal, credit: 0 },
+    { account: Account.VatPayable, debit: totals.vatTotal, credit: 0 },
+    { account: Account.AccountsReceivable, debit: 0, credit: totals.grossTotal },
+  ];
+}
+
+/**
+ * A provider payout settling invoices: debit bank (what arrived: allocated − fee) and payment
+ * fees (what the provider kept); credit receivables (everything the customers paid).
+ */
+export function settlementPosting(settlement: { allocatedTotal: number; feeAmount: number }): JournalLine[] {
+  return [
+    { account: Account.Bank, debit: settlement.allocatedTotal - settlement.feeAmount, credit: 0 },
+    { account: Account.PaymentFees, debit: settlement.feeAmount, credit: 0 },
+    { account: Account.AccountsReceivable, debit: 0, credit: settlement.allocatedTotal },
+  ];
+}
+
+/** A supplier's invoice: debit expense (net) and VAT receivable (VAT); credit payables (gross). */
+export function purchaseInvoicePosting(totals: DocumentTotals): JournalLine[] {
+  return [
+    { account: Account.Expense, debit: totals.netTotal, credit: 0 },
+    { account: Account.VatReceivable, debit: totals.vatTotal, credit: 0 },
+    { account: Account.AccountsPayable, debit: 0, credit: totals.grossTotal },
   ];
 }

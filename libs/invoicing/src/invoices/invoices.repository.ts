@@ -46,6 +46,27 @@ const SELECT_INVOICE = `
             FROM invoice_lines l WHERE l.invoice_id = i.id) AS lines
     FROM invoices i`;
 
+/** An invoice as later documents see it while holding its row lock. */
+export interface LockedInvoice {
+  id: string;
+  number: string;
+  currency: string;
+  vatBreakdown: InvoiceView['vatBreakdown'];
+  grossTotal: number;
+  creditedTotal: number;
+  paidTotal: number;
+}
+
+interface LockedInvoiceRow {
+  id: string;
+  number: string;
+  currency: string;
+  vat_breakdown: InvoiceView['vatBreakdown'];
+  gross_total: string;
+  credited_total: string;
+  paid_total: string;
+}
+
 /** numeric columns come back padded ("2.0000"); the API speaks canonical decimals ("2"). */
 function canonical(numeric: string): string {
   const parsed = parseDecimal(numeric, 4);
@@ -162,6 +183,48 @@ export class InvoicesRepository {
       [companyId, invoiceId],
     );
     return rows[0] ? toView(rows[0]) : null;
+  }
+
+  /**
+   * Locks invoices of this company for the rest of the transaction, in id order so that two
+   * documents touching the same invoices cannot deadlock. Later documents (credit notes,
+   * settlements) check and change running totals under this lock, so concurrent ones cannot
+   * together exceed an invoice.
+   * @returns the invoices found (ids of other companies or unknown ids are simply absent)
+   */
+  @Transactional(Propagation.Mandatory)
+  async lockForUpdate(companyId: string, invoiceIds: readonly string[]): Promise<LockedInvoice[]> {
+    const rows = await this.txHost.tx.query<LockedInvoiceRow[]>(
+      `SELECT id, number, currency, vat_breakdown, gross_total, credited_total, paid_total
+         FROM invoices
+        WHERE company_id = $1 AND id = ANY($2::uuid[])
+        ORDER BY id
+          FOR UPDATE`,
+      [companyId, invoiceIds],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      number: row.number,
+      currency: row.currency,
+      vatBreakdown: row.vat_breakdown,
+      grossTotal: Number(row.gross_total),
+      creditedTotal: Number(row.credited_total),
+      paidTotal: Number(row.paid_total),
+    }));
+  }
+
+  /** Adds to the running totals (the only invoice columns the immutability trigger allows). */
+  @Transactional(Propagation.Mandatory)
+  async addToRunningTotals(
+    companyId: string,
+    invoiceId: string,
+    amounts: { credited?: number; paid?: number },
+  ): Promise<void> {
+    await this.txHost.tx.query(
+      `UPDATE invoices SET credited_total = credited_total + $3, paid_total = paid_total + $4
+        WHERE company_id = $1 AND id = $2`,
+      [companyId, invoiceId, amounts.credited ?? 0, amounts.paid ?? 0],
+    );
   }
 
   async findIdByOrder(companyId: string, orderId: string): Promise<string | null> {
