@@ -29,6 +29,7 @@ const PROBLEM_KINDS = {
   due_date_before_issue_date: { status: 422, title: 'Due date before issue date' },
   amount_out_of_range: { status: 422, title: 'Amount out of range' },
   credit_exceeds_invoice: { status: 422, title: 'Credit exceeds invoice' },
+  credit_note_empty: { status: 422, title: 'Credit note is empty' },
   allocation_exceeds_outstanding: { status: 422, title: 'Allocation exceeds outstanding amount' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },

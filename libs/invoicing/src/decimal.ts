@@ -120,3 +120,14 @@ export function percentOf(amount: bigint, ratePercent: DecimalValue): bigint {
   assertScale(ratePercent.scale, 'scale');
   return divideRoundHalfAwayFromZero(amount * ratePercent.units, 100n * pow10(ratePercent.scale));
 }
+
+/**
+ * A PostgreSQL numeric as the API writes it: `numeric(20,4)` comes back as "2.0000", the API
+ * speaks "2".
+ * @throws Error when the text is not an unsigned decimal (a programming mistake)
+ */
+export function canonicalNumeric(numeric: string): string {
+  const parsed = parseDecimal(numeric, 20);
+  if (!parsed) throw new Error(`unexpected numeric ${numeric}`);
+  return formatDecimal(parsed);
+}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
-import { formatDecimal, parseDecimal } from '../decimal';
+import { canonicalNumeric } from '../decimal';
 import type { InvoiceView } from './invoice.view';
 
 interface InvoiceRow {
@@ -67,13 +67,6 @@ interface LockedInvoiceRow {
   paid_total: string;
 }
 
-/** numeric columns come back padded ("2.0000"); the API speaks canonical decimals ("2"). */
-function canonical(numeric: string): string {
-  const parsed = parseDecimal(numeric, 4);
-  if (!parsed) throw new Error(`unexpected numeric ${numeric}`);
-  return formatDecimal(parsed);
-}
-
 function toView(row: InvoiceRow): InvoiceView {
   return {
     id: row.id,
@@ -96,9 +89,9 @@ function toView(row: InvoiceRow): InvoiceView {
     lines: row.lines.map((line) => ({
       position: line.position,
       description: line.description,
-      quantity: canonical(line.quantity),
+      quantity: canonicalNumeric(line.quantity),
       unitPrice: Number(line.unit_price),
-      vatRate: canonical(line.vat_rate),
+      vatRate: canonicalNumeric(line.vat_rate),
       netAmount: Number(line.net_amount),
     })),
     vatBreakdown: row.vat_breakdown.map((vat) => ({

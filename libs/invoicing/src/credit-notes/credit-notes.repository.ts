@@ -1,0 +1,168 @@
+import { Injectable } from '@nestjs/common';
+import {
+  Propagation,
+  Transactional,
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
+import { canonicalNumeric } from '../decimal';
+import type { CreditedAtRate } from '../issue-credit-note/credit-limits';
+import type { CreditNoteView } from './credit-note.view';
+
+interface CreditNoteRow {
+  id: string;
+  number: string;
+  series: string;
+  sequence: string;
+  invoice_id: string;
+  invoice_number: string;
+  reason: CreditNoteView['reason'];
+  memo: string | null;
+  currency: string;
+  vat_breakdown: CreditNoteView['vatBreakdown'];
+  net_total: string;
+  vat_total: string;
+  gross_total: string;
+  created_at: Date;
+  lines: Array<{
+    position: number;
+    description: string;
+    quantity: string;
+    unit_price: string;
+    vat_rate: string;
+    net_amount: string;
+  }>;
+}
+
+const SELECT_CREDIT_NOTE = `
+  SELECT c.id, c.number, c.series, c.sequence, c.invoice_id, i.number AS invoice_number, c.reason,
+         c.memo, c.currency, c.vat_breakdown, c.net_total, c.vat_total, c.gross_total, c.created_at,
+         (SELECT json_agg(json_build_object(
+                   'position', l.position, 'description', l.description,
+                   'quantity', l.quantity::text, 'unit_price', l.unit_price::text,
+                   'vat_rate', l.vat_rate::text, 'net_amount', l.net_amount::text)
+                 ORDER BY l.position)
+            FROM credit_note_lines l WHERE l.credit_note_id = c.id) AS lines
+    FROM credit_notes c JOIN invoices i ON i.id = c.invoice_id`;
+
+function toView(row: CreditNoteRow): CreditNoteView {
+  return {
+    id: row.id,
+    object: 'credit_note',
+    number: row.number,
+    series: row.series,
+    sequence: Number(row.sequence),
+    invoiceId: row.invoice_id,
+    invoiceNumber: row.invoice_number,
+    reason: row.reason,
+    memo: row.memo,
+    currency: row.currency,
+    lines: row.lines.map((line) => ({
+      position: line.position,
+      description: line.description,
+      quantity: canonicalNumeric(line.quantity),
+      unitPrice: Number(line.unit_price),
+      vatRate: canonicalNumeric(line.vat_rate),
+      netAmount: Number(line.net_amount),
+    })),
+    vatBreakdown: row.vat_breakdown.map((vat) => ({
+      vatRate: vat.vatRate,
+      netAmount: vat.netAmount,
+      vatAmount: vat.vatAmount,
+    })),
+    netTotal: Number(row.net_total),
+    vatTotal: Number(row.vat_total),
+    grossTotal: Number(row.gross_total),
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** Credit notes of one company. Every method takes the company id first. */
+@Injectable()
+export class CreditNotesRepository {
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  /**
+   * Net and VAT already credited on an invoice, per canonical VAT rate. Callers hold the
+   * invoice's row lock, so no credit note for it can commit in between.
+   */
+  @Transactional(Propagation.Mandatory)
+  async creditedByRate(companyId: string, invoiceId: string): Promise<Map<string, CreditedAtRate>> {
+    const rows = await this.txHost.tx.query<Array<{ vat_rate: string; net: string; vat: string }>>(
+      `SELECT b->>'vatRate' AS vat_rate, sum((b->>'netAmount')::bigint)::text AS net,
+              sum((b->>'vatAmount')::bigint)::text AS vat
+         FROM credit_notes c, jsonb_array_elements(c.vat_breakdown) AS b
+        WHERE c.company_id = $1 AND c.invoice_id = $2
+        GROUP BY b->>'vatRate'`,
+      [companyId, invoiceId],
+    );
+    return new Map(rows.map((row) => [row.vat_rate, { net: Number(row.net), vat: Number(row.vat) }]));
+  }
+
+  /** Inserts an issued credit note and its lines in one statement. */
+  @Transactional(Propagation.Mandatory)
+  async insert(companyId: string, note: CreditNoteView): Promise<void> {
+    await this.txHost.tx.query(
+      `WITH note AS (
+         INSERT INTO credit_notes (id, company_id, invoice_id, series, sequence, number, reason, memo,
+                                   currency, vat_breakdown, net_total, vat_total, gross_total, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         RETURNING id
+       )
+       INSERT INTO credit_note_lines (credit_note_id, company_id, position, description, quantity,
+                                      unit_price, vat_rate, net_amount)
+       SELECT note.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate, l.net_amount
+         FROM note,
+              unnest($15::int[], $16::text[], $17::numeric[], $18::bigint[], $19::numeric[],
+                     $20::bigint[]) AS l(position, description, quantity, unit_price, vat_rate, net_amount)`,
+      [
+        note.id,
+        companyId,
+        note.invoiceId,
+        note.series,
+        note.sequence,
+        note.number,
+        note.reason,
+        note.memo,
+        note.currency,
+        JSON.stringify(note.vatBreakdown),
+        note.netTotal,
+        note.vatTotal,
+        note.grossTotal,
+        note.createdAt,
+        note.lines.map((line) => line.position),
+        note.lines.map((line) => line.description),
+        note.lines.map((line) => line.quantity),
+        note.lines.map((line) => line.unitPrice),
+        note.lines.map((line) => line.vatRate),
+        note.lines.map((line) => line.netAmount),
+      ],
+    );
+  }
+
+  async findById(companyId: string, creditNoteId: string): Promise<CreditNoteView | null> {
+    const rows = await this.txHost.tx.query<CreditNoteRow[]>(
+      `${SELECT_CREDIT_NOTE} WHERE c.company_id = $1 AND c.id = $2`,
+      [companyId, creditNoteId],
+    );
+    return rows[0] ? toView(rows[0]) : null;
+  }
+
+  /** A page in number order, after the credit note `startingAfter` of this company. */
+  async list(
+    companyId: string,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<{ data: CreditNoteView[]; hasMore: boolean }> {
+    const rows = await this.txHost.tx.query<CreditNoteRow[]>(
+      `${SELECT_CREDIT_NOTE}
+        WHERE c.company_id = $1
+          AND ($2::uuid IS NULL OR (c.series, c.sequence) > (
+                SELECT p.series, p.sequence FROM credit_notes p WHERE p.company_id = $1 AND p.id = $2))
+        ORDER BY c.series, c.sequence
+        LIMIT $3`,
+      [companyId, startingAfter ?? null, limit + 1],
+    );
+    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+  }
+}

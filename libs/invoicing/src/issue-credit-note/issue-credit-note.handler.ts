@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Transactional } from '@ledgerkey/database';
+import { creditNotePosting, JournalRepository } from '@ledgerkey/ledger';
+import type { CreditNoteView } from '../credit-notes/credit-note.view';
+import { CreditNotesRepository } from '../credit-notes/credit-notes.repository';
+import { InvoiceNotFoundError } from '../invoicing.errors';
+import { InvoicesRepository } from '../invoices/invoices.repository';
+import { formatDocumentNumber } from '../numbering/document-number';
+import { DocumentSequenceRepository } from '../numbering/document-sequence.repository';
+import { computeCredit } from './credit-limits';
+import type { IssueCreditNoteDto } from './issue-credit-note.dto';
+
+export const CREDIT_NOTE_SERIES = 'CN';
+
+@Injectable()
+export class IssueCreditNoteHandler {
+  constructor(
+    private readonly invoices: InvoicesRepository,
+    private readonly creditNotes: CreditNotesRepository,
+    private readonly sequences: DocumentSequenceRepository,
+    private readonly journal: JournalRepository,
+  ) {}
+
+  /**
+   * Issues a credit note against an invoice of the company: own gapless series CN, the
+   * reversing journal entry, and the invoice's `creditedTotal`, in one transaction.
+   * @throws InvoiceNotFoundError when the invoice is not the company's
+   * @throws CreditExceedsInvoiceError / CreditNoteEmptyError (see computeCredit)
+   */
+  @Transactional()
+  async execute(companyId: string, dto: IssueCreditNoteDto, now = new Date()): Promise<CreditNoteView> {
+    // The invoice row lock serializes credit notes (and settlements) of one invoice: two
+    // concurrent partial credits cannot both pass the limit check below.
+    const [invoice] = await this.invoices.lockForUpdate(companyId, [dto.invoiceId]);
+    if (!invoice) throw new InvoiceNotFoundError(dto.invoiceId);
+    const credited = await this.creditNotes.creditedByRate(companyId, invoice.id);
+    const credit = computeCredit(invoice, credited, dto.lines ?? null);
+
+    const sequence = await this.sequences.next(companyId, CREDIT_NOTE_SERIES);
+    const note: CreditNoteView = {
+      id: randomUUID(),
+      object: 'credit_note',
+      number: formatDocumentNumber(CREDIT_NOTE_SERIES, sequence),
+      series: CREDIT_NOTE_SERIES,
+      sequence,
+      invoiceId: invoice.id,
+      invoiceNumber: invoice.number,
+      reason: dto.reason,
+      memo: dto.memo ?? null,
+      currency: invoice.currency,
+      lines: credit.lines.map((line, index) => ({
+        position: index + 1,
+        description: line.description,
+        quantity: line.quantity,
+        unitPrice: line.unitPrice,
+        vatRate: line.vatRate,
+        netAmount: line.netAmount,
+      })),
+      vatBreakdown: credit.vatBreakdown,
+      netTotal: credit.netTotal,
+      vatTotal: credit.vatTotal,
+      grossTotal: credit.grossTotal,
+      createdAt: now.toISOString(),
+    };
+    await this.creditNotes.insert(companyId, note);
+    await this.invoices.addToRunningTotals(companyId, invoice.id, { credited: note.grossTotal });
+    await this.journal.post({
+      companyId,
+      currency: note.currency,
+      sourceType: 'credit_note',
+      sourceId: note.id,
+      memo: `Credit note ${note.number} for invoice ${invoice.number}`,
+      postedAt: now,
+      lines: creditNotePosting(note),
+    });
+    return note;
+  }
+}
