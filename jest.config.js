@@ -12,6 +12,8 @@ const transform = {
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // Only read at the top level, not per project. Slow e2e tests also set their own budget.
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -34,7 +36,6 @@ module.exports = {
       transform,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 120000,
     },
   ],
 };

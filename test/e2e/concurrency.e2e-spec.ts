@@ -31,7 +31,13 @@ interface Answer {
 }
 
 interface StoredBooks {
-  invoices: Array<{ id: string; orderId: string | null; sequence: number; number: string; grossTotal: number }>;
+  invoices: Array<{
+    id: string;
+    orderId: string | null;
+    sequence: number;
+    number: string;
+    grossTotal: number;
+  }>;
   lastValue: number | null;
   journalEntriesBySource: Map<string, number>;
   journalEntryCount: number;
@@ -77,7 +83,12 @@ describe('concurrent invoice creation', () => {
       body: JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, text, body: JSON.parse(text) as Answer['body'] };
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      body: JSON.parse(text) as Answer['body'],
+    };
   }
 
   async function storedBooks(companyId: string): Promise<StoredBooks> {
@@ -137,7 +148,9 @@ describe('concurrent invoice creation', () => {
     );
     expect(books.lastValue).toBe(count);
     expect(books.journalEntryCount).toBe(count);
-    expect(books.invoices.filter((invoice) => books.journalEntriesBySource.get(invoice.id) !== 1)).toEqual([]);
+    expect(books.invoices.filter((invoice) => books.journalEntriesBySource.get(invoice.id) !== 1)).toEqual(
+      [],
+    );
     expect(books.unbalancedEntries).toBe(0);
     const grossTotal = books.invoices.reduce((sum, invoice) => sum + invoice.grossTotal, 0);
     expect(books.debitTotal).toBe(grossTotal);
@@ -148,217 +161,306 @@ describe('concurrent invoice creation', () => {
     const { totals } = (await trialBalance.json()) as {
       totals: Array<{ currency: string; debitTotal: number; creditTotal: number; balanced: boolean }>;
     };
-    expect(totals).toEqual([{ currency: 'EUR', debitTotal: grossTotal, creditTotal: grossTotal, balanced: true }]);
+    expect(totals).toEqual([
+      { currency: 'EUR', debitTotal: grossTotal, creditTotal: grossTotal, balanced: true },
+    ]);
     return books;
   }
 
-  async function idempotencyRecords(companyId: string): Promise<Map<string, { status: number; body: string }>> {
-    const { rows } = await db.query<{ idempotency_key: string; response_status: number; response_body: string }>(
+  async function idempotencyRecords(
+    companyId: string,
+  ): Promise<Map<string, { status: number; body: string }>> {
+    const { rows } = await db.query<{
+      idempotency_key: string;
+      response_status: number;
+      response_body: string;
+    }>(
       `SELECT idempotency_key, response_status, response_body FROM idempotency_records WHERE company_id = $1`,
       [companyId],
     );
-    return new Map(rows.map((row) => [row.idempotency_key, { status: row.response_status, body: row.response_body }]));
+    return new Map(
+      rows.map((row) => [row.idempotency_key, { status: row.response_status, body: row.response_body }]),
+    );
   }
 
-  it('runs 50 simultaneous requests with one key exactly once; the others replay it or get 409 in use', async () => {
-    const company = await t.newCompany();
-    const key = newKey('same-key');
-    const body = anInvoice().withOrderId().withLine({ quantity: '3', unitPrice: 1999 }).build();
+  it(
+    'runs 50 simultaneous requests with one key exactly once; the others replay it or get 409 in use',
+    async () => {
+      const company = await t.newCompany();
+      const key = newKey('same-key');
+      const body = anInvoice().withOrderId().withLine({ quantity: '3', unitPrice: 1999 }).build();
 
-    const answers = await Promise.all(Array.from({ length: 50 }, () => post(company, key, body)));
+      const answers = await Promise.all(Array.from({ length: 50 }, () => post(company, key, body)));
 
-    expect(answers.filter((answer) => answer.status >= 500)).toEqual([]);
-    expect(answers.filter((answer) => answer.status !== 201 && answer.status !== 409)).toEqual([]);
-    const created = answers.filter((answer) => answer.status === 201);
-    const inUse = answers.filter((answer) => answer.status === 409);
-    const originals = created.filter((answer) => answer.headers.get('idempotent-replayed') === null);
-    expect(originals).toHaveLength(1);
-    const [original] = originals;
-    for (const replay of created.filter((answer) => answer !== original)) {
+      expect(answers.filter((answer) => answer.status >= 500)).toEqual([]);
+      expect(answers.filter((answer) => answer.status !== 201 && answer.status !== 409)).toEqual([]);
+      const created = answers.filter((answer) => answer.status === 201);
+      const inUse = answers.filter((answer) => answer.status === 409);
+      const originals = created.filter((answer) => answer.headers.get('idempotent-replayed') === null);
+      expect(originals).toHaveLength(1);
+      const [original] = originals;
+      for (const replay of created.filter((answer) => answer !== original)) {
+        expect(replay.headers.get('idempotent-replayed')).toBe('true');
+        expect(replay.text).toBe(original.text);
+        expect(replay.headers.get('location')).toBe(original.headers.get('location'));
+      }
+      // At least one request overlapped the running first one: the requests really ran in parallel.
+      expect(inUse.length).toBeGreaterThan(0);
+      for (const conflict of inUse) {
+        expect(conflict.body.code).toBe('idempotency_key_in_use');
+        expect(conflict.headers.get('retry-after')).toMatch(/^\d+$/);
+      }
+
+      const books = await expectConsistentBooks(company, 1);
+      expect(books.invoices[0].id).toBe(original.body.id);
+      expect(books.invoices[0].orderId).toBe(body.orderId);
+      const records = await idempotencyRecords(company.companyId);
+      expect([...records.keys()]).toEqual([key]);
+      expect(records.get(key)).toEqual({ status: 201, body: original.text });
+
+      const retry = await new RetryingClient({ baseUrl: () => t.baseUrl, headers: company.auth }).post(
+        CREATE,
+        body,
+        key,
+      );
+      expect(retry.status).toBe(201);
+      expect(retry.replayed).toBe(true);
+      expect(retry.text).toBe(original.text);
+      await expectConsistentBooks(company, 1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'answers 409 in use at once while the first request with the key is still running, never queueing a second run',
+    async () => {
+      const company = await t.newCompany();
+      const key = newKey('slow-key');
+      const body = anInvoice().withOrderId().withLine().with({ notes: SLOW_MARKER }).build();
+      let firstAnsweredAt = Number.POSITIVE_INFINITY;
+      const first = post(company, key, body).then((answer) => {
+        firstAnsweredAt = Date.now();
+        return answer;
+      });
+      await waitFor(async () => {
+        const { rows } = await db.query<{ sleeping: number }>(
+          `SELECT count(*)::int AS sleeping FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event = 'PgSleep' AND query LIKE '%INSERT INTO invoices%'`,
+        );
+        return rows[0].sleeping > 0;
+      });
+
+      const duplicates = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          post(company, key, body).then((answer) => ({ answer, at: Date.now() })),
+        ),
+      );
+
+      for (const { answer, at } of duplicates) {
+        expect(answer.status).toBe(409);
+        expect(answer.body.code).toBe('idempotency_key_in_use');
+        expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(at).toBeLessThan(firstAnsweredAt);
+      }
+      const original = await first;
+      expect(original.status).toBe(201);
+      expect(original.headers.get('idempotent-replayed')).toBeNull();
+      const books = await expectConsistentBooks(company, 1);
+      expect(books.invoices[0].id).toBe(original.body.id);
+      const replay = await post(company, key, body);
+      expect(replay.status).toBe(201);
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect(replay.text).toBe(original.text);
-      expect(replay.headers.get('location')).toBe(original.headers.get('location'));
-    }
-    // At least one request overlapped the running first one: the requests really ran in parallel.
-    expect(inUse.length).toBeGreaterThan(0);
-    for (const conflict of inUse) {
-      expect(conflict.body.code).toBe('idempotency_key_in_use');
-      expect(conflict.headers.get('retry-after')).toMatch(/^\d+$/);
-    }
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-    const books = await expectConsistentBooks(company, 1);
-    expect(books.invoices[0].id).toBe(original.body.id);
-    expect(books.invoices[0].orderId).toBe(body.orderId);
-    const records = await idempotencyRecords(company.companyId);
-    expect([...records.keys()]).toEqual([key]);
-    expect(records.get(key)).toEqual({ status: 201, body: original.text });
-
-    const retry = await new RetryingClient({ baseUrl: () => t.baseUrl, headers: company.auth }).post(CREATE, body, key);
-    expect(retry.status).toBe(201);
-    expect(retry.replayed).toBe(true);
-    expect(retry.text).toBe(original.text);
-    await expectConsistentBooks(company, 1);
-  }, TEST_TIMEOUT_MS);
-
-  it('answers 409 in use at once while the first request with the key is still running, never queueing a second run', async () => {
-    const company = await t.newCompany();
-    const key = newKey('slow-key');
-    const body = anInvoice().withOrderId().withLine().with({ notes: SLOW_MARKER }).build();
-    let firstAnsweredAt = Number.POSITIVE_INFINITY;
-    const first = post(company, key, body).then((answer) => {
-      firstAnsweredAt = Date.now();
-      return answer;
-    });
-    await waitFor(async () => {
-      const { rows } = await db.query<{ sleeping: number }>(
-        `SELECT count(*)::int AS sleeping FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event = 'PgSleep'`,
-      );
-      return rows[0].sleeping > 0;
-    });
-
-    const duplicates = await Promise.all(
-      Array.from({ length: 10 }, () => post(company, key, body).then((answer) => ({ answer, at: Date.now() }))),
-    );
-
-    for (const { answer, at } of duplicates) {
-      expect(answer.status).toBe(409);
-      expect(answer.body.code).toBe('idempotency_key_in_use');
-      expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(at).toBeLessThan(firstAnsweredAt);
-    }
-    const original = await first;
-    expect(original.status).toBe(201);
-    expect(original.headers.get('idempotent-replayed')).toBeNull();
-    const books = await expectConsistentBooks(company, 1);
-    expect(books.invoices[0].id).toBe(original.body.id);
-    const replay = await post(company, key, body);
-    expect(replay.status).toBe(201);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.text).toBe(original.text);
-  }, TEST_TIMEOUT_MS);
-
-  it('keeps numbering gapless across 200 concurrent creates interleaved with requests that fail inside the transaction', async () => {
-    const company = await t.newCompany();
-    const orderIds = Array.from({ length: 200 }, (_, index) => `order-${index + 1}-${randomUUID()}`);
-    const creates = orderIds.map((orderId, index) => ({
-      kind: 'create' as const,
-      key: newKey('create'),
-      orderId,
-      body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 1000 + index }).build(),
-    }));
-    const duplicateOrders = orderIds
-      .filter((_, index) => index % 5 === 0)
-      .map((orderId) => ({
-        kind: 'duplicate-order' as const,
-        key: newKey('duplicate-order'),
+  it(
+    'keeps numbering gapless across 200 concurrent creates interleaved with requests that fail inside the transaction',
+    async () => {
+      const company = await t.newCompany();
+      type InvoiceRequest = { kind: string; key: string; orderId: string; body: Record<string, unknown> };
+      const orderIds = Array.from({ length: 200 }, (_, index) => `order-${index + 1}-${randomUUID()}`);
+      const creates = orderIds.map((orderId, index) => ({
+        kind: 'create' as const,
+        key: newKey('create'),
         orderId,
-        body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 777 }).build(),
+        body: anInvoice()
+          .withOrderId(orderId)
+          .withLine({ unitPrice: 1000 + index })
+          .build(),
       }));
-    const failures = Array.from({ length: 40 }, (_, index) => {
-      const orderId = `failing-order-${index + 1}-${randomUUID()}`;
-      return {
-        kind: 'failure' as const,
-        key: newKey('failure'),
-        orderId,
-        body: anInvoice().withOrderId(orderId).withLine().with({ notes: FAIL_MARKER }).build(),
-      };
-    });
-    expect(duplicateOrders).toHaveLength(40);
-    const requests = shuffled([...creates, ...duplicateOrders, ...failures]);
-
-    const errorLog = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    let answers: Answer[];
-    try {
-      answers = await Promise.all(requests.map((request) => post(company, request.key, request.body)));
-    } finally {
-      errorLog.mockRestore();
-    }
-    const outcomes = requests.map((request, index) => ({ ...request, answer: answers[index] }));
-
-    const tally = new Map<string, number>();
-    for (const { answer } of outcomes) {
-      const outcome = `${answer.status} ${answer.status === 201 ? 'created' : String(answer.body.code)}`;
-      tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
-    }
-    expect(Object.fromEntries(tally)).toEqual({
-      '201 created': 200,
-      '409 order_already_invoiced': 40,
-      '500 internal_error': 40,
-    });
-
-    for (const { answer } of outcomes.filter((outcome) => outcome.kind === 'failure')) {
-      expect(answer.status).toBe(500);
-      expect(Object.keys(answer.body).sort()).toEqual(['code', 'detail', 'requestId', 'status', 'title', 'type']);
-      expect(answer.text).not.toMatch(/FAIL-IN-TX|trigger|INSERT|invoices|QueryFailed|\.ts:\d+/i);
-    }
-
-    const answersByOrder = new Map<string, Answer[]>();
-    for (const { orderId, answer, kind } of outcomes) {
-      if (kind !== 'failure') answersByOrder.set(orderId, [...(answersByOrder.get(orderId) ?? []), answer]);
-    }
-    const books = await expectConsistentBooks(company, 200);
-    const invoiceByOrder = new Map(books.invoices.map((invoice) => [invoice.orderId, invoice]));
-    expect(invoiceByOrder.size).toBe(200);
-    for (const orderId of orderIds) {
-      const invoice = invoiceByOrder.get(orderId);
-      const winners = answersByOrder.get(orderId)!.filter((answer) => answer.status === 201);
-      const losers = answersByOrder.get(orderId)!.filter((answer) => answer.status !== 201);
-      expect(winners).toHaveLength(1);
-      expect(winners[0].body).toMatchObject({
-        id: invoice?.id,
-        orderId,
-        sequence: invoice?.sequence,
-        number: invoice?.number,
+      const duplicateOrders = orderIds
+        .filter((_, index) => index % 5 === 0)
+        .map((orderId) => ({
+          kind: 'duplicate-order' as const,
+          key: newKey('duplicate-order'),
+          orderId,
+          body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 777 }).build(),
+        }));
+      const failures = Array.from({ length: 40 }, (_, index) => {
+        const orderId = `failing-order-${index + 1}-${randomUUID()}`;
+        return {
+          kind: 'failure' as const,
+          key: newKey('failure'),
+          orderId,
+          body: anInvoice().withOrderId(orderId).withLine().with({ notes: FAIL_MARKER }).build(),
+        };
       });
-      for (const loser of losers) {
-        expect(loser.body).toMatchObject({ status: 409, code: 'order_already_invoiced', existingInvoiceId: invoice?.id });
+      expect(duplicateOrders).toHaveLength(40);
+      // A duplicate is sent at the same moment as the create it races; everything else interleaves.
+      const units = shuffled([
+        ...creates.map((create) => {
+          const duplicate = duplicateOrders.find((candidate) => candidate.orderId === create.orderId);
+          return duplicate ? shuffled<InvoiceRequest>([create, duplicate]) : [create];
+        }),
+        ...failures.map((failure) => [failure]),
+      ]);
+
+      const errorLog = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      let answered: Array<Array<InvoiceRequest & { answer: Answer }>>;
+      try {
+        // Many more requests in flight than the app's 10 pooled connections, but few enough
+        // that none waits for a connection longer than the pool's 10 s acquisition timeout.
+        answered = await inParallel(units, 50, (unit) =>
+          Promise.all(
+            unit.map(async (request) => ({
+              ...request,
+              answer: await post(company, request.key, request.body),
+            })),
+          ),
+        );
+      } finally {
+        errorLog.mockRestore();
       }
-    }
-    expect(failures.filter((failure) => invoiceByOrder.has(failure.orderId))).toEqual([]);
+      const outcomes = answered.flat();
+      expect(outcomes).toHaveLength(280);
 
-    const records = await idempotencyRecords(company.companyId);
-    expect(records.size).toBe(240);
-    for (const { key, kind, answer } of outcomes) {
-      if (kind === 'failure') {
-        expect(records.has(key)).toBe(false);
-      } else {
-        expect(records.get(key)).toEqual({ status: answer.status, body: answer.text });
+      const tally = new Map<string, number>();
+      for (const { answer } of outcomes) {
+        const outcome = `${answer.status} ${answer.status === 201 ? 'created' : String(answer.body.code)}`;
+        tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
       }
-    }
-  }, TEST_TIMEOUT_MS);
+      expect(Object.fromEntries(tally)).toEqual({
+        '201 created': 200,
+        '409 order_already_invoiced': 40,
+        '500 internal_error': 40,
+      });
 
-  it('gives each order one invoice when two keys race for it; the loser names the winner', async () => {
-    const company = await t.newCompany();
-    const pairs = Array.from({ length: 20 }, (_, index) => {
-      const orderId = `raced-order-${index + 1}-${randomUUID()}`;
-      return {
-        orderId,
-        requests: [
-          { key: newKey('race-a'), body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 100 }).build() },
-          { key: newKey('race-b'), body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 200 }).build() },
-        ],
-      };
-    });
+      for (const { answer } of outcomes.filter((outcome) => outcome.kind === 'failure')) {
+        expect(answer.status).toBe(500);
+        expect(Object.keys(answer.body).sort()).toEqual([
+          'code',
+          'detail',
+          'requestId',
+          'status',
+          'title',
+          'type',
+        ]);
+        expect(answer.text).not.toMatch(/FAIL-IN-TX|trigger|INSERT|invoices|QueryFailed|\.ts:\d+/i);
+      }
 
-    const answers = await Promise.all(
-      pairs.map((pair) => Promise.all(pair.requests.map((request) => post(company, request.key, request.body)))),
-    );
+      const answersByOrder = new Map<string, Answer[]>();
+      for (const { orderId, answer, kind } of outcomes) {
+        if (kind !== 'failure') answersByOrder.set(orderId, [...(answersByOrder.get(orderId) ?? []), answer]);
+      }
+      const books = await expectConsistentBooks(company, 200);
+      const invoiceByOrder = new Map(books.invoices.map((invoice) => [invoice.orderId, invoice]));
+      expect(invoiceByOrder.size).toBe(200);
+      for (const orderId of orderIds) {
+        const invoice = invoiceByOrder.get(orderId);
+        const winners = answersByOrder.get(orderId)!.filter((answer) => answer.status === 201);
+        const losers = answersByOrder.get(orderId)!.filter((answer) => answer.status !== 201);
+        expect(winners).toHaveLength(1);
+        expect(winners[0].body).toMatchObject({
+          id: invoice?.id,
+          orderId,
+          sequence: invoice?.sequence,
+          number: invoice?.number,
+        });
+        for (const loser of losers) {
+          expect(loser.body).toMatchObject({
+            status: 409,
+            code: 'order_already_invoiced',
+            existingInvoiceId: invoice?.id,
+          });
+        }
+      }
+      expect(failures.filter((failure) => invoiceByOrder.has(failure.orderId))).toEqual([]);
 
-    const books = await expectConsistentBooks(company, 20);
-    pairs.forEach((pair, index) => {
-      const stored = books.invoices.filter((invoice) => invoice.orderId === pair.orderId);
-      expect(stored).toHaveLength(1);
-      const winners = answers[index].filter((answer) => answer.status === 201);
-      const losers = answers[index].filter((answer) => answer.status !== 201);
-      expect(winners).toHaveLength(1);
-      expect(winners[0].body.id).toBe(stored[0].id);
-      expect(losers).toHaveLength(1);
-      expect(losers[0].status).toBe(409);
-      expect(losers[0].body).toMatchObject({ code: 'order_already_invoiced', existingInvoiceId: stored[0].id });
-    });
-  }, TEST_TIMEOUT_MS);
+      const records = await idempotencyRecords(company.companyId);
+      expect(records.size).toBe(240);
+      for (const { key, kind, answer } of outcomes) {
+        if (kind === 'failure') {
+          expect(records.has(key)).toBe(false);
+        } else {
+          expect(records.get(key)).toEqual({ status: answer.status, body: answer.text });
+        }
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'gives each order one invoice when two keys race for it; the loser names the winner',
+    async () => {
+      const company = await t.newCompany();
+      const pairs = Array.from({ length: 20 }, (_, index) => {
+        const orderId = `raced-order-${index + 1}-${randomUUID()}`;
+        return {
+          orderId,
+          requests: [
+            {
+              key: newKey('race-a'),
+              body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 100 }).build(),
+            },
+            {
+              key: newKey('race-b'),
+              body: anInvoice().withOrderId(orderId).withLine({ unitPrice: 200 }).build(),
+            },
+          ],
+        };
+      });
+
+      const answers = await Promise.all(
+        pairs.map((pair) =>
+          Promise.all(pair.requests.map((request) => post(company, request.key, request.body))),
+        ),
+      );
+
+      const books = await expectConsistentBooks(company, 20);
+      pairs.forEach((pair, index) => {
+        const stored = books.invoices.filter((invoice) => invoice.orderId === pair.orderId);
+        expect(stored).toHaveLength(1);
+        const winners = answers[index].filter((answer) => answer.status === 201);
+        const losers = answers[index].filter((answer) => answer.status !== 201);
+        expect(winners).toHaveLength(1);
+        expect(winners[0].body.id).toBe(stored[0].id);
+        expect(losers).toHaveLength(1);
+        expect(losers[0].status).toBe(409);
+        expect(losers[0].body).toMatchObject({
+          code: 'order_already_invoiced',
+          existingInvoiceId: stored[0].id,
+        });
+      });
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
+
+async function inParallel<T, R>(items: T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next;
+      next += 1;
+      results[index] = await run(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
 
 async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

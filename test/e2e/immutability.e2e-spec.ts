@@ -224,8 +224,10 @@ describe('immutability enforced by the database', () => {
         code: '23514',
         constraint: 'ck_invoices_credited',
       });
+      // Paid and credited are bounded separately (a paid invoice may still be credited: refund).
+      await db.query(`UPDATE invoices SET paid_total = gross_total WHERE id = $1`, [invoice.id]);
       await expect(
-        db.query(`UPDATE invoices SET paid_total = paid_total + 1 WHERE id = $1`, [invoice.id]),
+        db.query(`UPDATE invoices SET paid_total = gross_total + 1 WHERE id = $1`, [invoice.id]),
       ).rejects.toMatchObject({
         code: '23514',
         constraint: 'ck_invoices_paid',
@@ -235,7 +237,7 @@ describe('immutability enforced by the database', () => {
         `SELECT credited_total::int, paid_total::int FROM invoices WHERE id = $1`,
         [invoice.id],
       );
-      expect(rows).toEqual([{ credited_total: 2100, paid_total: 10000 }]);
+      expect(rows).toEqual([{ credited_total: 2100, paid_total: 12100 }]);
       expect(await documentFields()).toBe(before);
     });
 

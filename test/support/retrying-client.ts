@@ -37,7 +37,9 @@ export class RetriesExhaustedError extends Error {
     readonly idempotencyKey: string,
     readonly attempts: AttemptOutcome[],
   ) {
-    super(`gave up on idempotency key ${idempotencyKey} after ${attempts.length} attempts: ${JSON.stringify(attempts)}`);
+    super(
+      `gave up on idempotency key ${idempotencyKey} after ${attempts.length} attempts: ${JSON.stringify(attempts)}`,
+    );
   }
 }
 
@@ -79,7 +81,11 @@ export class RetryingClient {
       try {
         response = await fetch(`${this.options.baseUrl()}${path}`, {
           method: 'POST',
-          headers: { ...this.options.headers, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey },
+          headers: {
+            ...this.options.headers,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': idempotencyKey,
+          },
           body: payload,
           signal: AbortSignal.timeout(this.attemptTimeoutMs),
         });
@@ -133,9 +139,13 @@ function parseJson(text: string): { code?: unknown } | undefined {
   }
 }
 
+/** Duck-typed: errors thrown by fetch come from another realm under Jest, so instanceof fails. */
 function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  const causeCode = (cause as { code?: unknown } | undefined)?.code;
-  return typeof causeCode === 'string' ? `${error.name}: ${causeCode}` : `${error.name}: ${error.message}`;
+  const { name, message, cause } = (error ?? {}) as {
+    name?: unknown;
+    message?: unknown;
+    cause?: { code?: unknown };
+  };
+  const code = typeof cause?.code === 'string' ? ` (${cause.code})` : '';
+  return `${String(name ?? 'Error')}: ${String(message ?? error)}${code}`;
 }
