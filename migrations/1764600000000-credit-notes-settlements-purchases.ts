@@ -79,7 +79,10 @@ export class CreditNotesSettlementsPurchases1764600000000 implements MigrationIn
         supplier           jsonb NOT NULL,
         -- 'vat:<VAT id>' or 'name:<normalized name>': who issued the document.
         supplier_key       text NOT NULL,
+        -- As printed by the supplier (echoed by the API) …
         document_number    text NOT NULL CHECK (length(document_number) BETWEEN 1 AND 100),
+        -- … and as compared: upper-cased, white space removed ("inv 001" = "INV001").
+        document_key       text NOT NULL CHECK (length(document_key) BETWEEN 1 AND 200),
         currency           char(3) NOT NULL,
         issue_date         date NOT NULL,
         due_date           date,
@@ -92,8 +95,9 @@ export class CreditNotesSettlementsPurchases1764600000000 implements MigrationIn
         CONSTRAINT ck_purchase_invoices_gross CHECK (gross_total = net_total + vat_total),
         -- One booking per supplier document, for ever (re-imports, other keys, after expiry).
         CONSTRAINT uq_purchase_invoices_company_supplier_document
-          UNIQUE (company_id, supplier_key, document_number)
+          UNIQUE (company_id, supplier_key, document_key)
       )`);
+    await db.query(`CREATE INDEX ix_purchase_invoices_company_created ON purchase_invoices (company_id, created_at, id)`);
     await db.query(`
       CREATE TABLE purchase_invoice_lines (
         purchase_invoice_id  uuid NOT NULL REFERENCES purchase_invoices (id),

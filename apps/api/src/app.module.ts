@@ -4,6 +4,7 @@ import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
 import { IdempotencyModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
 import { LedgerModule } from '@ledgerkey/ledger';
+import { PurchasingModule } from '@ledgerkey/purchasing';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
@@ -12,9 +13,12 @@ import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
 import { APP_CONFIG, type AppConfig } from './config';
 import type { DatabaseHandle } from './database-bootstrap';
+import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { HealthController } from './health/health.controller';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
+import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
+import { SettlementsController } from './settlements/settlements.controller';
 import { renderProblem, problemCodeOf } from './problem-details';
 import { ProblemDetailsFilter } from './problem-details.filter';
 import { newRequestId, requestIdOf } from './request-id';
@@ -46,6 +50,7 @@ export class AppModule {
         TenancyModule,
         LedgerModule,
         InvoicingModule,
+        PurchasingModule,
         IdempotencyModule.forRootAsync({
           useFactory: () => ({
             ttlSeconds: config.idempotencyKeyTtlSeconds,
@@ -68,7 +73,7 @@ export class AppModule {
           }),
         }),
       ],
-      controllers: [InvoicesController, LedgerController, AdminController, HealthController],
+      controllers: [InvoicesController, CreditNotesController, PurchaseInvoicesController, SettlementsController, LedgerController, AdminController, HealthController],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

@@ -12,7 +12,32 @@ export type { LockedInvoice } from './invoices/invoices.repository';
 export { DocumentSequenceRepository } from './numbering/document-sequence.repository';
 export { IsDecimalString } from './decimal-string.validator';
 export { IsCalendarDate, isCalendarDate, todayUtc } from './calendar-date.validator';
-export { formatDecimal, normalizeDecimal, parseDecimal } from './decimal';
+export { canonicalNumeric, formatDecimal, normalizeDecimal, parseDecimal } from './decimal';
 export { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from './vat';
 export type { DocumentTotals, PricedLine, VatBreakdownRow } from './vat';
 export { MAX_INVOICE_LINES } from './issue-invoice/issue-invoice.dto';
+export { IssueCreditNoteHandler, CREDIT_NOTE_SERIES } from './issue-credit-note/issue-credit-note.handler';
+export { IssueCreditNoteDto, CREDIT_NOTE_REASONS } from './issue-credit-note/issue-credit-note.dto';
+export { computeCredit } from './issue-credit-note/credit-limits';
+export { CreditNoteQueries } from './credit-notes/credit-note-queries';
+export { CreditNoteView, CreditNoteListView } from './credit-notes/credit-note.view';
+export { CreditExceedsInvoiceError, CreditNoteEmptyError, CreditNoteNotFoundError } from './invoicing.errors';
+export { RecordSettlementHandler } from './record-settlement/record-settlement.handler';
+export {
+  MAX_ALLOCATION_AMOUNT,
+  MAX_SETTLEMENT_ALLOCATIONS,
+  MAX_SETTLEMENT_FEE,
+  RecordSettlementDto,
+  SettlementAllocationDto,
+  toRecordSettlementCommand,
+} from './record-settlement/record-settlement.dto';
+export type { RecordSettlementCommand, SettlingCompany } from './record-settlement/record-settlement.dto';
+export { SettlementQueries } from './settlements/settlement-queries';
+export { SettlementAllocationView, SettlementListView, SettlementView } from './settlements/settlement.view';
+export { SettlementsRepository } from './settlements/settlements.repository';
+export {
+  AllocationExceedsOutstandingError,
+  PayoutAlreadySettledError,
+  SettlementNotFoundError,
+} from './invoicing.errors';
+export { IsDateTime, normalizeDateTime } from './date-time.validator';

@@ -1,13 +1,39 @@
 import { Module } from '@nestjs/common';
 import { LedgerModule } from '@ledgerkey/ledger';
+import { CreditNoteQueries } from './credit-notes/credit-note-queries';
+import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
 import { InvoiceQueries } from './invoices/invoice-queries';
 import { InvoicesRepository } from './invoices/invoices.repository';
+import { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
 import { IssueInvoiceHandler } from './issue-invoice/issue-invoice.handler';
 import { DocumentSequenceRepository } from './numbering/document-sequence.repository';
+import { RecordSettlementHandler } from './record-settlement/record-settlement.handler';
+import { SettlementQueries } from './settlements/settlement-queries';
+import { SettlementsRepository } from './settlements/settlements.repository';
 
 @Module({
   imports: [LedgerModule],
-  providers: [InvoicesRepository, DocumentSequenceRepository, IssueInvoiceHandler, InvoiceQueries],
-  exports: [IssueInvoiceHandler, InvoiceQueries, InvoicesRepository, DocumentSequenceRepository],
+  providers: [
+    InvoicesRepository,
+    DocumentSequenceRepository,
+    IssueInvoiceHandler,
+    InvoiceQueries,
+    CreditNotesRepository,
+    IssueCreditNoteHandler,
+    CreditNoteQueries,
+    SettlementsRepository,
+    RecordSettlementHandler,
+    SettlementQueries,
+  ],
+  exports: [
+    IssueInvoiceHandler,
+    InvoiceQueries,
+    InvoicesRepository,
+    DocumentSequenceRepository,
+    IssueCreditNoteHandler,
+    CreditNoteQueries,
+    RecordSettlementHandler,
+    SettlementQueries,
+  ],
 })
 export class InvoicingModule {}

@@ -40,10 +40,13 @@ export class JournalRepository {
   /**
    * Posts an entry. Mandatory transaction: a posting must commit with its document or not at
    * all. Entry and lines go in one statement; the deferred trigger re-checks the balance.
+   * A document worth nothing (e.g. a zero-priced invoice) changes no balance and posts nothing.
+   * @returns the entry id, or null when there was nothing to post
    */
   @Transactional(Propagation.Mandatory)
-  async post(draft: JournalEntryDraft): Promise<string> {
+  async post(draft: JournalEntryDraft): Promise<string | null> {
     const lines = balancedLines(draft.lines);
+    if (lines.length === 0) return null;
     const id = randomUUID();
     await this.txHost.tx.query(
       `WITH entry AS (

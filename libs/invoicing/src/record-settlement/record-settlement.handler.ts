@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Transactional } from '@ledgerkey/database';
+import { JournalRepository, settlementPosting } from '@ledgerkey/ledger';
+import {
+  AllocationExceedsOutstandingError,
+  InvoiceNotFoundError,
+  PayoutAlreadySettledError,
+} from '../invoicing.errors';
+import { InvoicesRepository, type LockedInvoice } from '../invoices/invoices.repository';
+import type { SettlementView } from '../settlements/settlement.view';
+import { SettlementsRepository } from '../settlements/settlements.repository';
+import { AmountOutOfRangeError } from '../vat';
+import {
+  type RecordSettlementCommand,
+  type RecordSettlementDto,
+  type SettlingCompany,
+  toRecordSettlementCommand,
+} from './record-settlement.dto';
+
+@Injectable()
+export class RecordSettlementHandler {
+  constructor(
+    private readonly settlements: SettlementsRepository,
+    private readonly invoices: InvoicesRepository,
+    private readonly journal: JournalRepository,
+  ) {}
+
+  /**
+   * Records a provider payout against sales invoices: the settlement and its allocations, the
+   * invoices' paid totals and one balanced journal entry (bank, payment fees, receivables), all
+   * in the caller's transaction (or a new one).
+   * @throws PayoutAlreadySettledError when the payout already has a settlement
+   * @throws InvoiceNotFoundError when an allocated invoice is unknown in this company
+   * @throws AllocationExceedsOutstandingError when an allocation is in another currency than its
+   *   invoice or above its outstanding amount (gross − credited − paid)
+   * @throws AmountOutOfRangeError when the allocated total would exceed the supported range
+   */
+  @Transactional()
+  async execute(
+    company: SettlingCompany,
+    dto: RecordSettlementDto,
+    now = new Date(),
+  ): Promise<SettlementView> {
+    const command = toRecordSettlementCommand(dto, company);
+    // Cheap early answer (also long after the key expired); the unique constraint decides races below.
+    await this.assertPayoutNotSettled(company.id, command.payoutId);
+
+    // Row locks until COMMIT, in id order (no deadlocks): concurrent settlements and credit notes
+    // of these invoices queue here, so the outstanding amounts checked below stay true until our
+    // paid totals are written.
+    const locked = await this.invoices.lockForUpdate(
+      company.id,
+      command.allocations.map((allocation) => allocation.invoiceId),
+    );
+    const rejection = allocationRejection(command, locked);
+    if (rejection !== null) {
+      // While we waited for the locks a concurrent settlement of this same payout may have used
+      // up the outstanding amounts: then the payout conflict is the true answer.
+      await this.assertPayoutNotSettled(company.id, command.payoutId);
+      throw rejection;
+    }
+
+    const numbers = new Map(locked.map((invoice) => [invoice.id, invoice.number]));
+    const allocatedTotal = sumOfAllocations(command);
+    const settlement: SettlementView = {
+      id: randomUUID(),
+      object: 'settlement',
+      payoutId: command.payoutId,
+      currency: command.currency,
+      paidAt: command.paidAt,
+      feeAmount: command.feeAmount,
+      allocatedTotal,
+      netAmount: allocatedTotal - command.feeAmount,
+      allocations: command.allocations.map((allocation) => ({
+        invoiceId: allocation.invoiceId,
+        invoiceNumber: numbers.get(allocation.invoiceId) as string,
+        amount: allocation.amount,
+      })),
+      createdAt: now.toISOString(),
+    };
+    if (!(await this.settlements.insert(company.id, settlement))) {
+      await this.assertPayoutNotSettled(company.id, command.payoutId);
+      throw new Error('settlement insert reported a conflict but no settlement holds the payout');
+    }
+    // Under the locks taken above; ck_invoices_paid (paid ≤ gross) backs the check up in the schema.
+    for (const allocation of settlement.allocations) {
+      await this.invoices.addToRunningTotals(company.id, allocation.invoiceId, { paid: allocation.amount });
+    }
+    await this.journal.post({
+      companyId: company.id,
+      currency: settlement.currency,
+      sourceType: 'settlement',
+      sourceId: settlement.id,
+      memo: `Settlement of payout ${settlement.payoutId}`,
+      postedAt: now,
+      lines: settlementPosting(settlement),
+    });
+    return settlement;
+  }
+
+  private async assertPayoutNotSettled(companyId: string, payoutId: string): Promise<void> {
+    const existingSettlementId = await this.settlements.findIdByPayout(companyId, payoutId);
+    if (existingSettlementId !== null) throw new PayoutAlreadySettledError(payoutId, existingSettlementId);
+  }
+}
+
+/**
+ * The first reason the locked invoices cannot take the allocations, or null. Unknown invoices
+ * are reported before amounts, so the answer does not depend on the allocations' order.
+ */
+function allocationRejection(
+  command: RecordSettlementCommand,
+  locked: readonly LockedInvoice[],
+): Error | null {
+  const invoices = new Map(locked.map((invoice) => [invoice.id, invoice]));
+  const unknown = command.allocations.find((allocation) => !invoices.has(allocation.invoiceId));
+  if (unknown !== undefined) return new InvoiceNotFoundError(unknown.invoiceId);
+  for (const allocation of command.allocations) {
+    const invoice = invoices.get(allocation.invoiceId) as LockedInvoice;
+    if (invoice.currency !== command.currency) {
+      return AllocationExceedsOutstandingError.currencyMismatch(invoice, command.currency);
+    }
+    if (allocation.amount > invoice.grossTotal - invoice.creditedTotal - invoice.paidTotal) {
+      return AllocationExceedsOutstandingError.aboveOutstanding(invoice, allocation.amount);
+    }
+  }
+  return null;
+}
+
+/** @throws AmountOutOfRangeError when the total is not a safe integer (100 × 10^15 would not be) */
+function sumOfAllocations(command: RecordSettlementCommand): number {
+  const total = command.allocations.reduce((sum, allocation) => sum + BigInt(allocation.amount), 0n);
+  if (total > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new AmountOutOfRangeError(`allocated total ${total} exceeds Number.MAX_SAFE_INTEGER`);
+  }
+  return Number(total);
+}

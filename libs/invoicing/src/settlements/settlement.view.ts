@@ -1,0 +1,29 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class SettlementAllocationView {
+  @ApiProperty({ format: 'uuid' }) invoiceId: string;
+  @ApiProperty({ example: 'INV-000001' }) invoiceNumber: string;
+  @ApiProperty({ example: 12100 }) amount: number;
+}
+
+export class SettlementView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: ['settlement'] }) object: 'settlement';
+  @ApiProperty({ example: 'po_1NxY' }) payoutId: string;
+  @ApiProperty({ example: 'EUR' }) currency: string;
+  @ApiProperty({ example: '2026-11-30T10:00:00.000Z', format: 'date-time', description: 'UTC, milliseconds' })
+  paidAt: string;
+  @ApiProperty({ example: 150 }) feeAmount: number;
+  @ApiProperty({ example: 12100, description: 'Sum of the allocations' }) allocatedTotal: number;
+  @ApiProperty({ example: 11950, description: 'allocatedTotal − feeAmount: what reached the bank' })
+  netAmount: number;
+  @ApiProperty({ type: [SettlementAllocationView], description: 'In invoiceId order' })
+  allocations: SettlementAllocationView[];
+  @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
+}
+
+export class SettlementListView {
+  @ApiProperty({ enum: ['list'] }) object: 'list';
+  @ApiProperty({ type: [SettlementView] }) data: SettlementView[];
+  @ApiProperty() hasMore: boolean;
+}

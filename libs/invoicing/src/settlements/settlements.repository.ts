@@ -1,0 +1,133 @@
+import { Injectable } from '@nestjs/common';
+import {
+  Propagation,
+  Transactional,
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
+import type { SettlementView } from './settlement.view';
+
+interface SettlementRow {
+  id: string;
+  payout_id: string;
+  currency: string;
+  paid_at: Date;
+  fee_amount: string;
+  allocated_total: string;
+  created_at: Date;
+  allocations: Array<{ invoice_id: string; invoice_number: string; amount: string }>;
+}
+
+const SELECT_SETTLEMENT = `
+  SELECT s.id, s.payout_id, s.currency, s.paid_at, s.fee_amount, s.allocated_total, s.created_at,
+         -- invoice_id order: the order the handler locks and returns them in.
+         (SELECT json_agg(json_build_object(
+                   'invoice_id', a.invoice_id, 'invoice_number', i.number, 'amount', a.amount::text)
+                 ORDER BY a.invoice_id)
+            FROM settlement_allocations a
+            -- Same company on both sides: a number from another tenant can never leak into a view.
+            JOIN invoices i ON i.id = a.invoice_id AND i.company_id = a.company_id
+           WHERE a.settlement_id = s.id) AS allocations
+    FROM settlements s`;
+
+function toView(row: SettlementRow): SettlementView {
+  const feeAmount = Number(row.fee_amount);
+  const allocatedTotal = Number(row.allocated_total);
+  return {
+    id: row.id,
+    object: 'settlement',
+    payoutId: row.payout_id,
+    currency: row.currency,
+    paidAt: row.paid_at.toISOString(),
+    feeAmount,
+    allocatedTotal,
+    netAmount: allocatedTotal - feeAmount,
+    allocations: row.allocations.map((allocation) => ({
+      invoiceId: allocation.invoice_id,
+      invoiceNumber: allocation.invoice_number,
+      amount: Number(allocation.amount),
+    })),
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** Settlements of provider payouts, per company. Every method takes the company id first. */
+@Injectable()
+export class SettlementsRepository {
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  /**
+   * Inserts a settlement and its allocations in one statement. The caller holds the row locks
+   * of the allocated invoices and has checked their outstanding amounts.
+   * @returns false when the payout already has a settlement (nothing was inserted)
+   */
+  @Transactional(Propagation.Mandatory)
+  async insert(companyId: string, settlement: SettlementView): Promise<boolean> {
+    const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
+      `WITH settlement AS (
+         INSERT INTO settlements (id, company_id, payout_id, currency, paid_at, fee_amount, allocated_total,
+                                  created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         -- One per payout, for ever: a concurrent twin waits here, inserts nothing and can name the winner.
+         ON CONFLICT (company_id, payout_id) DO NOTHING
+         RETURNING id
+       ), allocations AS (
+         INSERT INTO settlement_allocations (settlement_id, company_id, invoice_id, amount)
+         SELECT settlement.id, $2, a.invoice_id, a.amount
+           FROM settlement, unnest($9::uuid[], $10::bigint[]) AS a(invoice_id, amount)
+       )
+       SELECT count(*)::int AS inserted FROM settlement`,
+      [
+        settlement.id,
+        companyId,
+        settlement.payoutId,
+        settlement.currency,
+        settlement.paidAt,
+        settlement.feeAmount,
+        settlement.allocatedTotal,
+        settlement.createdAt,
+        settlement.allocations.map((allocation) => allocation.invoiceId),
+        settlement.allocations.map((allocation) => allocation.amount),
+      ],
+    );
+    return rows[0].inserted === 1;
+  }
+
+  async findIdByPayout(companyId: string, payoutId: string): Promise<string | null> {
+    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+      `SELECT id FROM settlements WHERE company_id = $1 AND payout_id = $2`,
+      [companyId, payoutId],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  async findById(companyId: string, settlementId: string): Promise<SettlementView | null> {
+    const rows = await this.txHost.tx.query<SettlementRow[]>(
+      `${SELECT_SETTLEMENT} WHERE s.company_id = $1 AND s.id = $2`,
+      [companyId, settlementId],
+    );
+    return rows[0] ? toView(rows[0]) : null;
+  }
+
+  /**
+   * A page in creation order (created_at, then id to order settlements created in the same
+   * millisecond), after the settlement `startingAfter` of this company. An unknown cursor id
+   * yields an empty page rather than restarting from the beginning.
+   */
+  async list(
+    companyId: string,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<{ data: SettlementView[]; hasMore: boolean }> {
+    const rows = await this.txHost.tx.query<SettlementRow[]>(
+      `${SELECT_SETTLEMENT}
+        WHERE s.company_id = $1
+          AND ($2::uuid IS NULL OR (s.created_at, s.id) > (
+                SELECT c.created_at, c.id FROM settlements c WHERE c.company_id = $1 AND c.id = $2))
+        ORDER BY s.created_at, s.id
+        LIMIT $3`,
+      [companyId, startingAfter ?? null, limit + 1],
+    );
+    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+  }
+}

@@ -1,0 +1,192 @@
+import { Injectable } from '@nestjs/common';
+import {
+  Propagation,
+  Transactional,
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
+import { canonicalNumeric } from '@ledgerkey/invoicing';
+import type { PurchaseInvoiceView } from './purchase-invoice.view';
+
+interface PurchaseInvoiceRow {
+  id: string;
+  document_number: string;
+  supplier: PurchaseInvoiceView['supplier'];
+  currency: string;
+  issue_date: string;
+  due_date: string | null;
+  notes: string | null;
+  vat_breakdown: PurchaseInvoiceView['vatBreakdown'];
+  net_total: string;
+  vat_total: string;
+  gross_total: string;
+  created_at: Date;
+  lines: Array<{
+    position: number;
+    description: string;
+    quantity: string;
+    unit_price: string;
+    vat_rate: string;
+    net_amount: string;
+  }>;
+}
+
+/** The business key of a purchase invoice, normalized (see supplier-key.ts). */
+export interface SupplierDocumentKey {
+  supplierKey: string;
+  documentKey: string;
+}
+
+const SELECT_PURCHASE_INVOICE = `
+  SELECT p.id, p.document_number, p.supplier, p.currency,
+         to_char(p.issue_date, 'YYYY-MM-DD') AS issue_date,
+         to_char(p.due_date, 'YYYY-MM-DD') AS due_date,
+         p.notes, p.vat_breakdown, p.net_total, p.vat_total, p.gross_total, p.created_at,
+         (SELECT json_agg(json_build_object(
+                   'position', l.position, 'description', l.description,
+                   'quantity', l.quantity::text, 'unit_price', l.unit_price::text,
+                   'vat_rate', l.vat_rate::text, 'net_amount', l.net_amount::text)
+                 ORDER BY l.position)
+            FROM purchase_invoice_lines l WHERE l.purchase_invoice_id = p.id) AS lines
+    FROM purchase_invoices p`;
+
+/** Rebuilds the answer member by member: jsonb does not keep key order, the API does. */
+function toView(row: PurchaseInvoiceRow): PurchaseInvoiceView {
+  return {
+    id: row.id,
+    object: 'purchase_invoice',
+    documentNumber: row.document_number,
+    supplier: {
+      name: row.supplier.name,
+      vatId: row.supplier.vatId,
+      countryCode: row.supplier.countryCode,
+      address: row.supplier.address,
+      email: row.supplier.email,
+    },
+    currency: row.currency,
+    issueDate: row.issue_date,
+    dueDate: row.due_date,
+    lines: row.lines.map((line) => ({
+      position: line.position,
+      description: line.description,
+      quantity: canonicalNumeric(line.quantity),
+      unitPrice: Number(line.unit_price),
+      vatRate: canonicalNumeric(line.vat_rate),
+      netAmount: Number(line.net_amount),
+    })),
+    vatBreakdown: row.vat_breakdown.map((vat) => ({
+      vatRate: vat.vatRate,
+      netAmount: vat.netAmount,
+      vatAmount: vat.vatAmount,
+    })),
+    netTotal: Number(row.net_total),
+    vatTotal: Number(row.vat_total),
+    grossTotal: Number(row.gross_total),
+    notes: row.notes,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
+@Injectable()
+export class PurchaseInvoicesRepository {
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  /**
+   * Inserts a purchase invoice and its lines in one statement.
+   * @returns false when the company already holds this supplier document (nothing was inserted)
+   */
+  @Transactional(Propagation.Mandatory)
+  async insert(companyId: string, key: SupplierDocumentKey, invoice: PurchaseInvoiceView): Promise<boolean> {
+    const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
+      // ON CONFLICT on the business key only (an id clash must still fail loudly): a concurrent
+      // recording of the same supplier document makes this insert wait for it and then insert
+      // nothing, instead of aborting the transaction, so the caller can still name the winner.
+      // The lines hang off the document's RETURNING: no lines without their document.
+      `WITH invoice AS (
+         INSERT INTO purchase_invoices (id, company_id, supplier, supplier_key, document_number, document_key,
+                                        currency, issue_date, due_date, notes, vat_breakdown, net_total,
+                                        vat_total, gross_total, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+         ON CONFLICT ON CONSTRAINT uq_purchase_invoices_company_supplier_document DO NOTHING
+         RETURNING id
+       ), lines AS (
+         INSERT INTO purchase_invoice_lines (purchase_invoice_id, company_id, position, description,
+                                             quantity, unit_price, vat_rate, net_amount)
+         SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
+                l.net_amount
+           FROM invoice,
+                unnest($16::int[], $17::text[], $18::numeric[], $19::bigint[], $20::numeric[],
+                       $21::bigint[]) AS l(position, description, quantity, unit_price, vat_rate,
+                                          net_amount)
+       )
+       SELECT count(*)::int AS inserted FROM invoice`,
+      [
+        invoice.id,
+        companyId,
+        JSON.stringify(invoice.supplier),
+        key.supplierKey,
+        invoice.documentNumber,
+        key.documentKey,
+        invoice.currency,
+        invoice.issueDate,
+        invoice.dueDate,
+        invoice.notes,
+        JSON.stringify(invoice.vatBreakdown),
+        invoice.netTotal,
+        invoice.vatTotal,
+        invoice.grossTotal,
+        invoice.createdAt,
+        invoice.lines.map((line) => line.position),
+        invoice.lines.map((line) => line.description),
+        invoice.lines.map((line) => line.quantity),
+        invoice.lines.map((line) => line.unitPrice),
+        invoice.lines.map((line) => line.vatRate),
+        invoice.lines.map((line) => line.netAmount),
+      ],
+    );
+    return rows[0].inserted === 1;
+  }
+
+  /** The purchase invoice holding this supplier document, if any (a committed one, or our own). */
+  async findIdByDocument(companyId: string, key: SupplierDocumentKey): Promise<string | null> {
+    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+      `SELECT id FROM purchase_invoices
+        WHERE company_id = $1 AND supplier_key = $2 AND document_key = $3`,
+      [companyId, key.supplierKey, key.documentKey],
+    );
+    return rows[0]?.id ?? null;
+  }
+
+  async findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {
+    const rows = await this.txHost.tx.query<PurchaseInvoiceRow[]>(
+      `${SELECT_PURCHASE_INVOICE} WHERE p.company_id = $1 AND p.id = $2`,
+      [companyId, purchaseInvoiceId],
+    );
+    return rows[0] ? toView(rows[0]) : null;
+  }
+
+  /**
+   * A page in creation order (ties broken by id), after the purchase invoice `startingAfter`
+   * of this company. An unknown cursor id yields an empty page rather than restarting from the
+   * beginning.
+   */
+  async list(
+    companyId: string,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<{ data: PurchaseInvoiceView[]; hasMore: boolean }> {
+    const rows = await this.txHost.tx.query<PurchaseInvoiceRow[]>(
+      // Row comparison against the cursor's own (created_at, id): a total order, so pages
+      // never repeat or skip rows that share a timestamp.
+      `${SELECT_PURCHASE_INVOICE}
+        WHERE p.company_id = $1
+          AND ($2::uuid IS NULL OR (p.created_at, p.id) > (
+                SELECT c.created_at, c.id FROM purchase_invoices c WHERE c.company_id = $1 AND c.id = $2))
+        ORDER BY p.created_at, p.id
+        LIMIT $3`,
+      [companyId, startingAfter ?? null, limit + 1],
+    );
+    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+  }
+}

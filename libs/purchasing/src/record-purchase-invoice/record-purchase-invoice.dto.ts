@@ -1,0 +1,203 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  registerDecorator,
+  ValidateNested,
+  type ValidationArguments,
+  type ValidationOptions,
+} from 'class-validator';
+import { IsCalendarDate, InvoiceLineDto, MAX_INVOICE_LINES, PartyDto } from '@ledgerkey/invoicing';
+import { IsMoneyCurrency } from '@ledgerkey/money';
+import { normalizeDocumentNumber, normalizeSupplierName } from '../supplier-key';
+
+export const MAX_DOCUMENT_NUMBER_LENGTH = 100;
+
+// Control, format, surrogate, private-use and unassigned code points: nothing one can print.
+const INVISIBLE = /\p{C}/u;
+const VISIBLE = /[^\s\p{C}]/u;
+
+/** Length in code points, as PostgreSQL's length() counts (the column CHECK is 1–100). */
+function codePoints(text: string): number {
+  return [...text].length;
+}
+
+function isDocumentNumber(value: unknown): boolean {
+  if (typeof value !== 'string' || INVISIBLE.test(value) || !VISIBLE.test(value)) return false;
+  // Upper-casing can lengthen ("ß" → "SS"); the stored, normalized form must fit as well.
+  return (
+    codePoints(value) <= MAX_DOCUMENT_NUMBER_LENGTH &&
+    codePoints(normalizeDocumentNumber(value)) <= MAX_DOCUMENT_NUMBER_LENGTH
+  );
+}
+
+/** The supplier's own invoice number: 1–100 printable characters, not only spaces. */
+function IsDocumentNumber(options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isDocumentNumber',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: `$property must be 1–${MAX_DOCUMENT_NUMBER_LENGTH} printable characters, not only spaces`,
+        ...options,
+      },
+      validator: { validate: isDocumentNumber },
+    });
+}
+
+/** Without a VAT id the name is the supplier's identity, so it must survive normalization. */
+function IsIdentifyingSupplierName(options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isIdentifyingSupplierName',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: '$property must contain more than punctuation and spaces when vatId is absent',
+        ...options,
+      },
+      validator: {
+        validate(value: unknown, args: ValidationArguments): boolean {
+          // Like @IsOptional() on vatId, null counts as absent.
+          if ((args.object as { vatId?: unknown }).vatId != null) return true;
+          return typeof value === 'string' && normalizeSupplierName(value) !== '';
+        },
+      },
+    });
+}
+
+/** The party that issued the invoice: a PartyDto whose name can identify it. */
+export class SupplierDto extends PartyDto {}
+// Applied to the inherited member rather than redeclaring it (a redeclared field would shadow
+// PartyDto's own with an initializer).
+IsIdentifyingSupplierName()(SupplierDto.prototype, 'name');
+ApiProperty({
+  example: 'UAB Tiekėjas',
+  minLength: 1,
+  maxLength: 200,
+  description:
+    'Identifies the supplier when vatId is absent: compared after NFKC, lower-casing, removing ' +
+    'punctuation and collapsing spaces ("UAB  Tiekėjas," = "uab tiekėjas").',
+})(SupplierDto.prototype, 'name');
+
+export class RecordPurchaseInvoiceDto {
+  @ApiProperty({
+    example: 'TK-2026/0042',
+    minLength: 1,
+    maxLength: MAX_DOCUMENT_NUMBER_LENGTH,
+    description:
+      "The supplier's invoice number, echoed as sent. At most one purchase invoice per supplier " +
+      'and document number, for ever (409 purchase_invoice_duplicate); numbers are compared ' +
+      'upper-cased without spaces ("inv 001" = "INV001").',
+  })
+  @IsDocumentNumber()
+  documentNumber: string;
+
+  @ApiProperty({
+    type: SupplierDto,
+    description:
+      'Identified by vatId when given, else by its normalized name: the same supplier may be ' +
+      'spelled differently on every upload.',
+  })
+  // ValidateNested skips undefined and accepts arrays: require a plain object first.
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SupplierDto)
+  supplier: SupplierDto;
+
+  @ApiPropertyOptional({ example: 'EUR', description: 'ISO 4217; defaults to the company currency' })
+  @IsOptional()
+  @IsMoneyCurrency()
+  currency?: string;
+
+  @ApiProperty({ example: '2026-11-30', format: 'date', description: "The supplier's issue date" })
+  @IsCalendarDate()
+  issueDate: string;
+
+  @ApiPropertyOptional({ example: '2026-12-30', format: 'date', description: 'On or after issueDate' })
+  @IsOptional()
+  @IsCalendarDate()
+  dueDate?: string;
+
+  @ApiProperty({ type: [InvoiceLineDto], minItems: 1, maxItems: MAX_INVOICE_LINES })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_INVOICE_LINES)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => InvoiceLineDto)
+  lines: InvoiceLineDto[];
+
+  @ApiPropertyOptional({ example: 'Office supplies, November', maxLength: 2000 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  notes?: string;
+
+  /**
+   * The request as the fingerprint sees it: the company's currency filled in, so omitting it
+   * and sending it are one payload. Supplier and document number stay as sent: they are
+   * stored and echoed, so "inv 001" and "INV001" under one key are different requests.
+   */
+  fingerprintPayload(company: unknown): unknown {
+    return toRecordPurchaseInvoiceCommand(this, company as PurchasingCompany);
+  }
+}
+
+/** What recording needs to know about the authenticated company. */
+export interface PurchasingCompany {
+  id: string;
+  currency: string;
+}
+
+export interface RecordPurchaseInvoiceCommand {
+  companyId: string;
+  documentNumber: string;
+  supplier: {
+    name: string;
+    vatId: string | null;
+    countryCode: string;
+    address: string | null;
+    email: string | null;
+  };
+  currency: string;
+  issueDate: string;
+  dueDate: string | null;
+  lines: Array<{ description: string; quantity: string; unitPrice: number; vatRate: string }>;
+  notes: string | null;
+}
+
+/** The validated request with every default applied (quantities and rates are canonical). */
+export function toRecordPurchaseInvoiceCommand(
+  dto: RecordPurchaseInvoiceDto,
+  company: PurchasingCompany,
+): RecordPurchaseInvoiceCommand {
+  return {
+    companyId: company.id,
+    documentNumber: dto.documentNumber,
+    supplier: {
+      name: dto.supplier.name,
+      vatId: dto.supplier.vatId ?? null,
+      countryCode: dto.supplier.countryCode,
+      address: dto.supplier.address ?? null,
+      email: dto.supplier.email ?? null,
+    },
+    currency: dto.currency ?? company.currency,
+    issueDate: dto.issueDate,
+    dueDate: dto.dueDate ?? null,
+    lines: dto.lines.map((line) => ({
+      description: line.description,
+      quantity: line.quantity,
+      unitPrice: line.unitPrice,
+      vatRate: line.vatRate,
+    })),
+    notes: dto.notes ?? null,
+  };
+}

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Transactional } from '@ledgerkey/database';
+import { computeDocumentTotals, DueDateBeforeIssueDateError } from '@ledgerkey/invoicing';
+import { JournalRepository, purchaseInvoicePosting } from '@ledgerkey/ledger';
+import type { PurchaseInvoiceView } from '../purchase-invoices/purchase-invoice.view';
+import {
+  PurchaseInvoicesRepository,
+  type SupplierDocumentKey,
+} from '../purchase-invoices/purchase-invoices.repository';
+import { PurchaseInvoiceDuplicateError } from '../purchasing.errors';
+import { normalizeDocumentNumber, supplierKeyOf } from '../supplier-key';
+import {
+  type PurchasingCompany,
+  type RecordPurchaseInvoiceDto,
+  toRecordPurchaseInvoiceCommand,
+} from './record-purchase-invoice.dto';
+
+@Injectable()
+export class RecordPurchaseInvoiceHandler {
+  constructor(
+    private readonly purchaseInvoices: PurchaseInvoicesRepository,
+    private readonly journal: JournalRepository,
+  ) {}
+
+  /**
+   * Records a supplier's invoice, immutable with its lines, and posts its balanced journal
+   * entry (expense and VAT receivable against payables; none for a zero-value document), all in
+   * the caller's transaction (or a new one). One purchase invoice per company, supplier and
+   * document number, for ever.
+   * @throws PurchaseInvoiceDuplicateError when the company already recorded this supplier document
+   * @throws DueDateBeforeIssueDateError when dueDate precedes issueDate
+   * @throws AmountOutOfRangeError when a total would exceed the supported range
+   */
+  @Transactional()
+  async execute(
+    company: PurchasingCompany,
+    dto: RecordPurchaseInvoiceDto,
+    now = new Date(),
+  ): Promise<PurchaseInvoiceView> {
+    const command = toRecordPurchaseInvoiceCommand(dto, company);
+    const totals = computeDocumentTotals(command.lines);
+    if (command.dueDate !== null && command.dueDate < command.issueDate) {
+      throw new DueDateBeforeIssueDateError(command.issueDate, command.dueDate);
+    }
+    const key: SupplierDocumentKey = {
+      supplierKey: supplierKeyOf(command.supplier),
+      documentKey: normalizeDocumentNumber(command.documentNumber),
+    };
+    // Cheap early answer for the common case; the unique constraint decides races below.
+    await this.assertNotRecorded(company.id, key, command.documentNumber);
+
+    const invoice: PurchaseInvoiceView = {
+      id: randomUUID(),
+      object: 'purchase_invoice',
+      documentNumber: command.documentNumber,
+      supplier: command.supplier,
+      currency: command.currency,
+      issueDate: command.issueDate,
+      dueDate: command.dueDate,
+      lines: command.lines.map((line, index) => ({
+        position: index + 1,
+        ...line,
+        netAmount: totals.lineNetAmounts[index],
+      })),
+      vatBreakdown: totals.vatBreakdown,
+      netTotal: totals.netTotal,
+      vatTotal: totals.vatTotal,
+      grossTotal: totals.grossTotal,
+      notes: command.notes,
+      createdAt: now.toISOString(),
+    };
+    if (!(await this.purchaseInvoices.insert(company.id, key, invoice))) {
+      // A concurrent request recorded the same document and committed first: name it.
+      await this.assertNotRecorded(company.id, key, command.documentNumber);
+      throw new Error(
+        'purchase invoice insert reported a conflict but no purchase invoice holds the document',
+      );
+    }
+    await this.journal.post({
+      companyId: company.id,
+      currency: invoice.currency,
+      sourceType: 'purchase_invoice',
+      sourceId: invoice.id,
+      memo: `Purchase invoice ${invoice.documentNumber} from ${invoice.supplier.name}`,
+      postedAt: now,
+      lines: purchaseInvoicePosting(totals),
+    });
+    return invoice;
+  }
+
+  private async assertNotRecorded(
+    companyId: string,
+    key: SupplierDocumentKey,
+    documentNumber: string,
+  ): Promise<void> {
+    const existingId = await this.purchaseInvoices.findIdByDocument(companyId, key);
+    if (existingId !== null) throw new PurchaseInvoiceDuplicateError(documentNumber, existingId);
+  }
+}
