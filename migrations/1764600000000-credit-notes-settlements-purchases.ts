@@ -12,7 +12,9 @@ export class CreditNotesSettlementsPurchases1764600000000 implements MigrationIn
     // A paid invoice can still be credited (the customer is then owed a refund), so paid and
     // credited are bounded separately by the gross total, not jointly.
     await db.query(`ALTER TABLE invoices DROP CONSTRAINT ck_invoices_paid`);
-    await db.query(`ALTER TABLE invoices ADD CONSTRAINT ck_invoices_paid CHECK (paid_total BETWEEN 0 AND gross_total)`);
+    await db.query(
+      `ALTER TABLE invoices ADD CONSTRAINT ck_invoices_paid CHECK (paid_total BETWEEN 0 AND gross_total)`,
+    );
 
     await db.query(`
       CREATE TABLE credit_notes (
@@ -62,6 +64,7 @@ export class CreditNotesSettlementsPurchases1764600000000 implements MigrationIn
         -- One settlement per provider payout, for ever: outlives every idempotency key.
         CONSTRAINT uq_settlements_company_payout UNIQUE (company_id, payout_id)
       )`);
+    await db.query(`CREATE INDEX ix_settlements_company_created ON settlements (company_id, created_at, id)`);
     await db.query(`
       CREATE TABLE settlement_allocations (
         settlement_id  uuid NOT NULL REFERENCES settlements (id),
@@ -97,7 +100,9 @@ export class CreditNotesSettlementsPurchases1764600000000 implements MigrationIn
         CONSTRAINT uq_purchase_invoices_company_supplier_document
           UNIQUE (company_id, supplier_key, document_key)
       )`);
-    await db.query(`CREATE INDEX ix_purchase_invoices_company_created ON purchase_invoices (company_id, created_at, id)`);
+    await db.query(
+      `CREATE INDEX ix_purchase_invoices_company_created ON purchase_invoices (company_id, created_at, id)`,
+    );
     await db.query(`
       CREATE TABLE purchase_invoice_lines (
         purchase_invoice_id  uuid NOT NULL REFERENCES purchase_invoices (id),
@@ -111,8 +116,14 @@ export class CreditNotesSettlementsPurchases1764600000000 implements MigrationIn
         CONSTRAINT pk_purchase_invoice_lines PRIMARY KEY (purchase_invoice_id, position)
       )`);
 
-    for (const table of ['credit_notes', 'credit_note_lines', 'settlements', 'settlement_allocations',
-                         'purchase_invoices', 'purchase_invoice_lines']) {
+    for (const table of [
+      'credit_notes',
+      'credit_note_lines',
+      'settlements',
+      'settlement_allocations',
+      'purchase_invoices',
+      'purchase_invoice_lines',
+    ]) {
       await db.query(`
         CREATE TRIGGER trg_${table}_immutable BEFORE UPDATE OR DELETE ON ${table}
         FOR EACH ROW EXECUTE FUNCTION forbid_row_changes()`);
@@ -123,8 +134,14 @@ export class CreditNotesSettlementsPurchases1764600000000 implements MigrationIn
   }
 
   async down(db: QueryRunner): Promise<void> {
-    for (const table of ['purchase_invoice_lines', 'purchase_invoices', 'settlement_allocations', 'settlements',
-                         'credit_note_lines', 'credit_notes']) {
+    for (const table of [
+      'purchase_invoice_lines',
+      'purchase_invoices',
+      'settlement_allocations',
+      'settlements',
+      'credit_note_lines',
+      'credit_notes',
+    ]) {
       await db.query(`DROP TABLE ${table}`);
     }
     await db.query(`ALTER TABLE invoices DROP CONSTRAINT ck_invoices_paid`);

@@ -41,7 +41,11 @@ describe('credit notes', () => {
   }
 
   function credit(company: TestCompany, body: Record<string, unknown>, key = newKey()) {
-    return t.http.post('/v1/sales/credit-notes/create').set(company.auth).set('Idempotency-Key', key).send(body);
+    return t.http
+      .post('/v1/sales/credit-notes/create')
+      .set(company.auth)
+      .set('Idempotency-Key', key)
+      .send(body);
   }
 
   async function ledgerBalanced(companyId: string): Promise<{ debit: number; credit: number }> {
@@ -57,7 +61,11 @@ describe('credit notes', () => {
     const company = await t.newCompany();
     const invoice = await issueInvoice(company);
 
-    const response = await credit(company, { invoiceId: invoice.id, reason: 'duplicate', memo: 'issued twice' });
+    const response = await credit(company, {
+      invoiceId: invoice.id,
+      reason: 'duplicate',
+      memo: 'issued twice',
+    });
 
     expect(response.status).toBe(201);
     expect(response.headers.location).toBe(`/v1/sales/credit-notes/${response.body.id}`);
@@ -106,7 +114,12 @@ describe('credit notes', () => {
       lines: [{ description: 'Refund 1 h', quantity: '1', unitPrice: 5000, vatRate: '21' }],
     });
     expect(partial.status).toBe(201);
-    expect(partial.body).toMatchObject({ number: 'CN-000001', netTotal: 5000, vatTotal: 1050, grossTotal: 6050 });
+    expect(partial.body).toMatchObject({
+      number: 'CN-000001',
+      netTotal: 5000,
+      vatTotal: 1050,
+      grossTotal: 6050,
+    });
 
     const rest = await credit(company, { invoiceId: invoice.id, reason: 'other' });
     expect(rest.status).toBe(201);
@@ -130,7 +143,10 @@ describe('credit notes', () => {
 
   it.each([
     ['a rate the invoice lacks', [{ description: 'x', quantity: '1', unitPrice: 100, vatRate: '5' }]],
-    ['more net than the invoice has at a rate', [{ description: 'x', quantity: '1', unitPrice: 3001, vatRate: '9' }]],
+    [
+      'more net than the invoice has at a rate',
+      [{ description: 'x', quantity: '1', unitPrice: 3001, vatRate: '9' }],
+    ],
   ])('refuses %s with 422 credit_exceeds_invoice, stored and replayed', async (_name, lines) => {
     const company = await t.newCompany();
     const invoice = await issueInvoice(company);
@@ -169,7 +185,11 @@ describe('credit notes', () => {
     const body = { invoiceId: invoice.id, reason: 'order_change' };
 
     const first = await credit(company, body, key);
-    const replay = await credit(company, { reason: 'order_change', invoiceId: invoice.id.toUpperCase() }, key);
+    const replay = await credit(
+      company,
+      { reason: 'order_change', invoiceId: invoice.id.toUpperCase() },
+      key,
+    );
     const changed = await credit(company, { ...body, memo: 'changed' }, key);
 
     expect(first.status).toBe(201);
@@ -203,7 +223,10 @@ describe('credit notes', () => {
     const bad = await credit(company, { invoiceId: 'nope', reason: 'whim' }, key);
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('validation_failed');
-    expect(bad.body.errors.map((error: { field: string }) => error.field).sort()).toEqual(['invoiceId', 'reason']);
+    expect(bad.body.errors.map((error: { field: string }) => error.field).sort()).toEqual([
+      'invoiceId',
+      'reason',
+    ]);
     const { rows } = await db.query(
       `SELECT count(*)::int AS count FROM idempotency_records WHERE company_id = $1 AND idempotency_key = $2`,
       [company.companyId, key],
@@ -235,8 +258,13 @@ describe('credit notes', () => {
       `SELECT sequence::int, gross_total::int FROM credit_notes WHERE company_id = $1 ORDER BY sequence`,
       [company.companyId],
     );
-    expect(rows.map((row: { sequence: number }) => row.sequence)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
-    const creditedGross = rows.reduce((sum: number, row: { gross_total: number }) => sum + row.gross_total, 0);
+    expect(rows.map((row: { sequence: number }) => row.sequence)).toEqual(
+      Array.from({ length: 10 }, (_, i) => i + 1),
+    );
+    const creditedGross = rows.reduce(
+      (sum: number, row: { gross_total: number }) => sum + row.gross_total,
+      0,
+    );
     expect(creditedGross).toBe(12100);
     const invoiceAfter = await t.http.get(`/v1/sales/invoices/${invoice.id}`).set(company.auth);
     expect(invoiceAfter.body.creditedTotal).toBe(12100);
@@ -259,7 +287,10 @@ describe('credit notes', () => {
     const second = await t.http
       .get(`/v1/sales/credit-notes?limit=2&startingAfter=${first.body.data[1].id}`)
       .set(company.auth);
-    expect(first.body.data.map((note: { number: string }) => note.number)).toEqual(['CN-000001', 'CN-000002']);
+    expect(first.body.data.map((note: { number: string }) => note.number)).toEqual([
+      'CN-000001',
+      'CN-000002',
+    ]);
     expect(first.body.hasMore).toBe(true);
     expect(second.body.data.map((note: { number: string }) => note.number)).toEqual(['CN-000003']);
     expect(second.body.hasMore).toBe(false);

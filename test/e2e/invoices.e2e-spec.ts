@@ -650,9 +650,10 @@ describe('sales invoices', () => {
     const company = await t.newCompany();
     const response = await issue(company, anInvoice().withLine({ unitPrice: 0 }).build());
     expect(response.body).toMatchObject({ number: 'INV-000001', netTotal: 0, vatTotal: 0, grossTotal: 0 });
-    const { rows } = await db.query(`SELECT count(*)::int AS count FROM journal_entries WHERE company_id = $1`, [
-      company.companyId,
-    ]);
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS count FROM journal_entries WHERE company_id = $1`,
+      [company.companyId],
+    );
     expect(rows[0].count).toBe(0);
   });
 });

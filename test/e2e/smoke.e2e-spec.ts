@@ -12,9 +12,17 @@ describe('smoke', () => {
     const company = await t.newCompany();
     const key = newKey();
     const body = anInvoice().withLine().build();
-    const first = await t.http.post('/v1/sales/invoices/create').set(company.auth).set('Idempotency-Key', key).send(body);
+    const first = await t.http
+      .post('/v1/sales/invoices/create')
+      .set(company.auth)
+      .set('Idempotency-Key', key)
+      .send(body);
     expect(first.status).toBe(201);
-    const second = await t.http.post('/v1/sales/invoices/create').set(company.auth).set('Idempotency-Key', key).send(body);
+    const second = await t.http
+      .post('/v1/sales/invoices/create')
+      .set(company.auth)
+      .set('Idempotency-Key', key)
+      .send(body);
     expect(second.status).toBe(201);
     expect(second.headers['idempotent-replayed']).toBe('true');
     expect(second.text).toBe(first.text);

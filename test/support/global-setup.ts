@@ -2,7 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { createDataSource, quoteIdentifier, runMigrations, startEmbeddedPostgres } from '../../libs/database/src';
+import {
+  createDataSource,
+  quoteIdentifier,
+  runMigrations,
+  startEmbeddedPostgres,
+} from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { TEST_DATABASE_ENV, type TestDatabaseState } from './test-database';
 

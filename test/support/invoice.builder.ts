@@ -43,7 +43,13 @@ export class InvoiceBuilder {
 
   build(): Record<string, unknown> {
     const lines = this.body.lines as LineInput[];
-    return { ...this.body, lines: lines.length > 0 ? lines : [{ description: 'Consulting', quantity: '2', unitPrice: 5000, vatRate: '21' }] };
+    return {
+      ...this.body,
+      lines:
+        lines.length > 0
+          ? lines
+          : [{ description: 'Consulting', quantity: '2', unitPrice: 5000, vatRate: '21' }],
+    };
   }
 }
 

@@ -11,7 +11,9 @@ export interface TestApp {
   baseUrl: string;
   http: ReturnType<typeof request>;
   /** Creates a fresh company through the admin API: tests never share a tenant. */
-  newCompany(overrides?: Partial<{ name: string; countryCode: string; currency: string }>): Promise<TestCompany>;
+  newCompany(
+    overrides?: Partial<{ name: string; countryCode: string; currency: string }>,
+  ): Promise<TestCompany>;
   close(): Promise<void>;
 }
 
@@ -50,7 +52,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         .post('/admin/companies')
         .set('Authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
         .send({ name: 'Test Company', countryCode: 'LT', currency: 'EUR', ...overrides });
-      if (response.status !== 201) throw new Error(`company creation failed: ${response.status} ${response.text}`);
+      if (response.status !== 201)
+        throw new Error(`company creation failed: ${response.status} ${response.text}`);
       const { companyId, apiKey } = response.body as { companyId: string; apiKey: string };
       return { companyId, apiKey, auth: { Authorization: `Bearer ${apiKey}` } };
     },

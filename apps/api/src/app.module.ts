@@ -36,7 +36,8 @@ export class AppModule {
             mount: true,
             generateId: true,
             idGenerator: newRequestId,
-            setup: (cls, _request: Request, response: { setHeader(name: string, value: string): void }) => response.setHeader('X-Request-Id', cls.getId()),
+            setup: (cls, _request: Request, response: { setHeader(name: string, value: string): void }) =>
+              response.setHeader('X-Request-Id', cls.getId()),
           },
           plugins: [transactionalPlugin()],
         }),
@@ -62,7 +63,10 @@ export class AppModule {
               if (typeof body !== 'object' || body === null || Array.isArray(body)) {
                 throw new RequestValidationError([{ field: 'body', message: 'must be a JSON object' }]);
               }
-              return requestValidationPipe.transform(body, { type: 'body', metatype: dto }) as Promise<object>;
+              return requestValidationPipe.transform(body, {
+                type: 'body',
+                metatype: dto,
+              }) as Promise<object>;
             },
             renderOutcome: (error, request) => {
               if (problemCodeOf(error) === undefined) return null;
@@ -73,7 +77,15 @@ export class AppModule {
           }),
         }),
       ],
-      controllers: [InvoicesController, CreditNotesController, PurchaseInvoicesController, SettlementsController, LedgerController, AdminController, HealthController],
+      controllers: [
+        InvoicesController,
+        CreditNotesController,
+        PurchaseInvoicesController,
+        SettlementsController,
+        LedgerController,
+        AdminController,
+        HealthController,
+      ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

@@ -53,7 +53,12 @@ describe('loadConfig', () => {
   it('names every bad variable at once', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'abc', IDEMPOTENCY_KEY_TTL: '-5', DATABASE_URL: 'mysql://x', ADMIN_API_TOKEN: 'short' });
+      loadConfig({
+        PORT: 'abc',
+        IDEMPOTENCY_KEY_TTL: '-5',
+        DATABASE_URL: 'mysql://x',
+        ADMIN_API_TOKEN: 'short',
+      });
     } catch (caught) {
       error = caught;
     }

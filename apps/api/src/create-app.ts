@@ -7,7 +7,10 @@ import { jsonBody } from './json-body';
 import { setupOpenApi } from './openapi';
 
 /** The HTTP application exactly as production runs it (tests use this too). */
-export async function createApp(config: AppConfig, database: DatabaseHandle): Promise<NestExpressApplication> {
+export async function createApp(
+  config: AppConfig,
+  database: DatabaseHandle,
+): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, database), {
     bodyParser: false,
     logger: logLevels(config.logLevel),

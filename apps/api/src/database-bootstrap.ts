@@ -1,4 +1,9 @@
-import { createDataSource, runMigrations, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@ledgerkey/database';
+import {
+  createDataSource,
+  runMigrations,
+  startEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+} from '@ledgerkey/database';
 import type { Logger } from '@nestjs/common';
 import { MIGRATIONS } from '../../../migrations';
 import type { AppConfig } from './config';
@@ -21,7 +26,12 @@ export async function prepareDatabase(config: AppConfig, logger: Logger): Promis
     });
     url = embedded.url;
   }
-  const dataSource = createDataSource({ url, poolSize: 2, applicationName: 'ledgerkey-migrate', migrations: MIGRATIONS });
+  const dataSource = createDataSource({
+    url,
+    poolSize: 2,
+    applicationName: 'ledgerkey-migrate',
+    migrations: MIGRATIONS,
+  });
   await dataSource.initialize();
   try {
     const applied = await runMigrations(dataSource);

@@ -15,12 +15,18 @@ export class RequestBodyError extends Error {
 function bodyError(error: unknown): RequestBodyError {
   switch ((error as { type?: unknown }).type) {
     case 'entity.too.large':
-      return new RequestBodyError('payload_too_large', 'The request body is larger than this API accepts.', { cause: error });
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new RequestBodyError('unsupported_media_type', 'Send the body as UTF-8 encoded application/json.', {
+      return new RequestBodyError('payload_too_large', 'The request body is larger than this API accepts.', {
         cause: error,
       });
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new RequestBodyError(
+        'unsupported_media_type',
+        'Send the body as UTF-8 encoded application/json.',
+        {
+          cause: error,
+        },
+      );
     default:
       return new RequestBodyError('malformed_json', 'The request body is not valid JSON.', { cause: error });
   }
@@ -48,9 +54,14 @@ function isStorable(text: string): boolean {
 export function jsonBody(limitBytes: number): RequestHandler {
   const parse = express.json({ limit: limitBytes, reviver: rejectUnstorableText });
   return (request, response, next) => {
-    const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length']) > 0;
+    const hasBody =
+      request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length']) > 0;
     if (hasBody && !request.is('application/json')) {
-      next(new RequestBodyError('unsupported_media_type', 'Send the body as UTF-8 encoded application/json.', { cause: null }));
+      next(
+        new RequestBodyError('unsupported_media_type', 'Send the body as UTF-8 encoded application/json.', {
+          cause: null,
+        }),
+      );
       return;
     }
     parse(request, response, (error?: unknown) => next(error === undefined ? undefined : bodyError(error)));

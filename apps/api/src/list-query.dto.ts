@@ -8,7 +8,9 @@ export const DEFAULT_PAGE_SIZE = 10;
 export class ListQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_SIZE })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : value))
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : value,
+  )
   @IsInt({ message: 'limit must be an integer from 1 to 100' })
   @Min(1)
   @Max(100)

@@ -37,6 +37,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
         error instanceof Error ? error.stack : String(error),
       );
     }
-    response.status(problem.status).set(problem.headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem.body));
+    response
+      .status(problem.status)
+      .set(problem.headers)
+      .type(PROBLEM_CONTENT_TYPE)
+      .send(JSON.stringify(problem.body));
   }
 }

@@ -20,7 +20,8 @@ export class RequestValidationError extends Error {
 function flatten(errors: ValidationError[], path = ''): FieldError[] {
   return errors.flatMap((error) => {
     const isIndex = /^\d+$/.test(error.property);
-    const field = path === '' ? error.property : isIndex ? `${path}[${error.property}]` : `${path}.${error.property}`;
+    const field =
+      path === '' ? error.property : isIndex ? `${path}[${error.property}]` : `${path}.${error.property}`;
     const own = Object.values(error.constraints ?? {}).map((message) => ({
       field,
       // class-validator messages start with the property name; name the full path instead.

@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { Propagation, Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import {
+  Propagation,
+  Transactional,
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
 import type { RecordedResponse } from './idempotency.options';
 
 export interface IdempotencyKeyRef {

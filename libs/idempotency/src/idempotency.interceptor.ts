@@ -6,7 +6,12 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { Propagation, TransactionHost, isUniqueViolation, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import {
+  Propagation,
+  TransactionHost,
+  isUniqueViolation,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { fingerprintOf } from './fingerprint';

@@ -32,7 +32,8 @@ export function Idempotent<TResult>(options: IdempotentRouteOptions<TResult>): M
     }),
     ApiResponse({
       status: 400,
-      description: 'Missing or invalid Idempotency-Key (`idempotency_key_missing`, ' +
+      description:
+        'Missing or invalid Idempotency-Key (`idempotency_key_missing`, ' +
         '`idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.',
       content: {
         'application/problem+json': {
@@ -52,7 +53,9 @@ export function Idempotent<TResult>(options: IdempotentRouteOptions<TResult>): M
       description:
         'A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), ' +
         'or a business-key conflict documented for this route.',
-      headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } },
+      headers: {
+        'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+      },
       content: {
         'application/problem+json': {
           example: {

@@ -56,21 +56,13 @@ describe('computeDocumentTotals', () => {
     });
 
     it('keeps line nets in input order', () => {
-      const totals = computeDocumentTotals([
-        line('3', 10, '0'),
-        line('1', 7, '21'),
-        line('0.5', 5, '9'),
-      ]);
+      const totals = computeDocumentTotals([line('3', 10, '0'), line('1', 7, '21'), line('0.5', 5, '9')]);
       expect(totals.lineNetAmounts).toEqual([30, 7, 3]);
     });
   });
 
   it('computes VAT on the sum of nets per rate, not per line', () => {
-    const totals = computeDocumentTotals([
-      line('1', 1, '21'),
-      line('1', 1, '21'),
-      line('1', 1, '21'),
-    ]);
+    const totals = computeDocumentTotals([line('1', 1, '21'), line('1', 1, '21'), line('1', 1, '21')]);
     // Per-line VAT would be round(0.21) = 0 three times; per-rate VAT is round(0.63) = 1.
     expect(totals).toEqual({
       lineNetAmounts: [1, 1, 1],
@@ -145,14 +137,7 @@ describe('computeDocumentTotals', () => {
       line('1', 1000, '10'),
       line('1', 1000, '100'),
     ]);
-    expect(totals.vatBreakdown.map((row) => row.vatRate)).toEqual([
-      '100',
-      '21',
-      '10',
-      '9',
-      '5.5',
-      '0',
-    ]);
+    expect(totals.vatBreakdown.map((row) => row.vatRate)).toEqual(['100', '21', '10', '9', '5.5', '0']);
     expect(totals.vatBreakdown.map((row) => row.vatAmount)).toEqual([1000, 210, 100, 90, 55, 0]);
     expect(totals.vatTotal).toBe(1455);
     expect(totals.grossTotal).toBe(7455);
@@ -189,9 +174,7 @@ describe('computeDocumentTotals', () => {
     });
 
     it('throws AmountOutOfRangeError when a line net exceeds the safe range', () => {
-      const error = captureError(() =>
-        computeDocumentTotals([line('9007.2', MAX_UNIT_PRICE, '0')]),
-      );
+      const error = captureError(() => computeDocumentTotals([line('9007.2', MAX_UNIT_PRICE, '0')]));
       expect(error).toBeInstanceOf(AmountOutOfRangeError);
       expect(error).toBeInstanceOf(Error);
       expect((error as AmountOutOfRangeError).code).toBe('amount_out_of_range');
@@ -200,17 +183,12 @@ describe('computeDocumentTotals', () => {
     });
 
     it('throws AmountOutOfRangeError one past Number.MAX_SAFE_INTEGER', () => {
-      expect(() => computeDocumentTotals([line('9007199254740992', 1, '0')])).toThrow(
-        AmountOutOfRangeError,
-      );
+      expect(() => computeDocumentTotals([line('9007199254740992', 1, '0')])).toThrow(AmountOutOfRangeError);
     });
 
     it('throws AmountOutOfRangeError when netTotal overflows although every line fits', () => {
       const error = captureError(() =>
-        computeDocumentTotals([
-          line('5000', MAX_UNIT_PRICE, '0'),
-          line('5000', MAX_UNIT_PRICE, '9'),
-        ]),
+        computeDocumentTotals([line('5000', MAX_UNIT_PRICE, '0'), line('5000', MAX_UNIT_PRICE, '9')]),
       );
       expect(error).toBeInstanceOf(AmountOutOfRangeError);
       expect((error as Error).message).toMatch(/netTotal/);

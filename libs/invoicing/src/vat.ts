@@ -57,10 +57,7 @@ function toSafeNumber(amount: bigint, what: string): number {
   return Number(amount);
 }
 
-function parseLine(
-  line: PricedLine,
-  index: number,
-): { quantity: DecimalValue; rate: DecimalValue } {
+function parseLine(line: PricedLine, index: number): { quantity: DecimalValue; rate: DecimalValue } {
   const quantity = parseDecimal(line.quantity, MAX_QUANTITY_SCALE);
   if (quantity === null || compareDecimal(quantity, ZERO) <= 0) {
     throw new Error(`lines[${index}].quantity is not a valid quantity: ${String(line.quantity)}`);

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Propagation, Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import {
+  Propagation,
+  Transactional,
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
 import { balancedLines, type JournalEntryDraft } from './journal-entry';
 
 export interface JournalEntryView {
@@ -77,7 +82,11 @@ export class JournalRepository {
   }
 
   /** Entries in posting order, after the entry `startingAfter` (an entry id of this company). */
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<{ data: JournalEntryView[]; hasMore: boolean }> {
+  async list(
+    companyId: string,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<{ data: JournalEntryView[]; hasMore: boolean }> {
     const rows = await this.txHost.tx.query<EntryRow[]>(
       `SELECT e.id, e.currency, e.source_type, e.source_id, e.memo, e.posted_at,
               (SELECT json_agg(json_build_object('account', l.account, 'debit', l.debit::text,
@@ -111,7 +120,9 @@ export class JournalRepository {
   }
 
   async trialBalance(companyId: string): Promise<TrialBalanceRow[]> {
-    const rows = await this.txHost.tx.query<Array<{ account: string; currency: string; debit: string; credit: string }>>(
+    const rows = await this.txHost.tx.query<
+      Array<{ account: string; currency: string; debit: string; credit: string }>
+    >(
       `SELECT l.account, e.currency, sum(l.debit)::text AS debit, sum(l.credit)::text AS credit
          FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
         WHERE l.company_id = $1
@@ -122,7 +133,13 @@ export class JournalRepository {
     return rows.map((row) => {
       const debitTotal = Number(row.debit);
       const creditTotal = Number(row.credit);
-      return { account: row.account, currency: row.currency, debitTotal, creditTotal, balance: debitTotal - creditTotal };
+      return {
+        account: row.account,
+        currency: row.currency,
+        debitTotal,
+        creditTotal,
+        balance: debitTotal - creditTotal,
+      };
     });
   }
 }

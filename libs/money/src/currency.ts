@@ -6,12 +6,29 @@ import { isISO4217CurrencyCode, registerDecorator, type ValidationOptions } from
  * these cannot be invoiced.
  */
 const WITHOUT_MINOR_UNIT = new Set([
-  'XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX',
+  'XAG',
+  'XAU',
+  'XBA',
+  'XBB',
+  'XBC',
+  'XBD',
+  'XDR',
+  'XPD',
+  'XPT',
+  'XSU',
+  'XTS',
+  'XUA',
+  'XXX',
 ]);
 
 /** True for an upper-case ISO 4217 code of a currency that has a minor unit. */
 export function isMoneyCurrency(code: unknown): code is string {
-  return typeof code === 'string' && /^[A-Z]{3}$/.test(code) && isISO4217CurrencyCode(code) && !WITHOUT_MINOR_UNIT.has(code);
+  return (
+    typeof code === 'string' &&
+    /^[A-Z]{3}$/.test(code) &&
+    isISO4217CurrencyCode(code) &&
+    !WITHOUT_MINOR_UNIT.has(code)
+  );
 }
 
 /** Validates an upper-case ISO 4217 currency with a minor unit (not XXX, XAU, XTS, …). */

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Propagation, Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import {
+  Propagation,
+  Transactional,
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
 import type { Company } from './company';
 
 interface CompanyRow {

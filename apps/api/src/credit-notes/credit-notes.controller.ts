@@ -51,9 +51,13 @@ export class CreditNotesController {
   @ApiCreatedResponse({ type: CreditNoteView, description: 'Issued (or replayed)' })
   @ApiNotFoundResponse({ description: '`not_found`: no such invoice in your company (stored under the key)' })
   @ApiUnprocessableEntityResponse({
-    description: '`credit_exceeds_invoice`, `credit_note_empty` (stored under the key) or `idempotency_key_reused`',
+    description:
+      '`credit_exceeds_invoice`, `credit_note_empty` (stored under the key) or `idempotency_key_reused`',
   })
-  create(@IdempotentBody() dto: IssueCreditNoteDto, @CurrentCompany() company: Company): Promise<CreditNoteView> {
+  create(
+    @IdempotentBody() dto: IssueCreditNoteDto,
+    @CurrentCompany() company: Company,
+  ): Promise<CreditNoteView> {
     return this.issueCreditNote.execute(company.id, dto);
   }
 

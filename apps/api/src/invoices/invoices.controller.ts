@@ -10,7 +10,13 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { Idempotent, IdempotentBody } from '@ledgerkey/idempotency';
-import { InvoiceListView, InvoiceQueries, InvoiceView, IssueInvoiceDto, IssueInvoiceHandler } from '@ledgerkey/invoicing';
+import {
+  InvoiceListView,
+  InvoiceQueries,
+  InvoiceView,
+  IssueInvoiceDto,
+  IssueInvoiceHandler,
+} from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
 import { ResourceIdPipe } from '../resource-id.pipe';
@@ -43,7 +49,9 @@ export class InvoicesController {
       'first response is replayed (`Idempotent-Replayed: true`) and the books change once.',
   })
   @ApiCreatedResponse({ type: InvoiceView, description: 'Issued (or replayed)' })
-  @ApiConflictResponse({ description: '`order_already_invoiced` (with `existingInvoiceId`) or `idempotency_key_in_use`' })
+  @ApiConflictResponse({
+    description: '`order_already_invoiced` (with `existingInvoiceId`) or `idempotency_key_in_use`',
+  })
   create(@IdempotentBody() dto: IssueInvoiceDto, @CurrentCompany() company: Company): Promise<InvoiceView> {
     return this.issueInvoice.execute(company, dto);
   }
@@ -51,7 +59,7 @@ export class InvoicesController {
   @Get(':id')
   @ApiOperation({ operationId: 'getSalesInvoice', summary: 'Retrieve a sales invoice' })
   @ApiOkResponse({ type: InvoiceView })
-  @ApiNotFoundResponse({ description: '`not_found` (also for another company\'s id)' })
+  @ApiNotFoundResponse({ description: "`not_found` (also for another company's id)" })
   get(@Param('id', ResourceIdPipe) id: string, @CurrentCompany() company: Company): Promise<InvoiceView> {
     return this.queries.get(company.id, id);
   }

@@ -1,5 +1,11 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { JournalRepository, type JournalEntryView, type TrialBalanceRow } from '@ledgerkey/ledger';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
@@ -36,9 +42,17 @@ export class LedgerController {
     totals: Array<{ currency: string; debitTotal: number; creditTotal: number; balanced: boolean }>;
   }> {
     const data = await this.journal.trialBalance(company.id);
-    const byCurrency = new Map<string, { currency: string; debitTotal: number; creditTotal: number; balanced: boolean }>();
+    const byCurrency = new Map<
+      string,
+      { currency: string; debitTotal: number; creditTotal: number; balanced: boolean }
+    >();
     for (const row of data) {
-      const total = byCurrency.get(row.currency) ?? { currency: row.currency, debitTotal: 0, creditTotal: 0, balanced: true };
+      const total = byCurrency.get(row.currency) ?? {
+        currency: row.currency,
+        debitTotal: 0,
+        creditTotal: 0,
+        balanced: true,
+      };
       total.debitTotal += row.debitTotal;
       total.creditTotal += row.creditTotal;
       total.balanced = total.debitTotal === total.creditTotal;

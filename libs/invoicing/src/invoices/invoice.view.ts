@@ -34,7 +34,8 @@ export class InvoiceView {
   @ApiProperty({ type: String, nullable: true, example: 'order-1041' }) orderId: string | null;
   @ApiProperty({ example: 'EUR' }) currency: string;
   @ApiProperty({ example: '2026-11-30', format: 'date' }) issueDate: string;
-  @ApiProperty({ type: String, nullable: true, example: '2026-12-30', format: 'date' }) dueDate: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '2026-12-30', format: 'date' }) dueDate:
+    string | null;
   @ApiProperty({ type: PartyView }) customer: PartyView;
   @ApiProperty({ type: [InvoiceLineView] }) lines: InvoiceLineView[];
   @ApiProperty({ type: [VatBreakdownView] }) vatBreakdown: VatBreakdownView[];

@@ -8,7 +8,12 @@ const invoice = {
     { vatRate: '9', netAmount: 3000, vatAmount: 270 },
   ],
 };
-const line = (unitPrice: number, vatRate: string, quantity = '1') => ({ description: 'x', quantity, unitPrice, vatRate });
+const line = (unitPrice: number, vatRate: string, quantity = '1') => ({
+  description: 'x',
+  quantity,
+  unitPrice,
+  vatRate,
+});
 
 describe('computeCredit', () => {
   it('credits exactly the remainder per rate when no lines are given', () => {

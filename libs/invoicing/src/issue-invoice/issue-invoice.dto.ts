@@ -84,7 +84,8 @@ export class IssueInvoiceDto {
   @ApiPropertyOptional({
     example: 'order-1041',
     maxLength: 100,
-    description: 'Your order reference. At most one invoice per order, for ever (409 order_already_invoiced).',
+    description:
+      'Your order reference. At most one invoice per order, for ever (409 order_already_invoiced).',
   })
   @IsOptional()
   @IsString()
@@ -102,7 +103,11 @@ export class IssueInvoiceDto {
   @IsMoneyCurrency()
   currency?: string;
 
-  @ApiPropertyOptional({ example: '2026-11-30', format: 'date', description: 'Defaults to today (UTC), captured once' })
+  @ApiPropertyOptional({
+    example: '2026-11-30',
+    format: 'date',
+    description: 'Defaults to today (UTC), captured once',
+  })
   @IsOptional()
   @IsCalendarDate()
   issueDate?: string;
