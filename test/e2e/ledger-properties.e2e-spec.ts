@@ -21,20 +21,22 @@ const line = fc.record({
   vatRate: fc.constantFrom(...RATES),
 });
 
+type Line = { description: string; quantity: string; unitPrice: number; vatRate: string };
+
 type Step =
   | {
       kind: 'invoice';
       currency: 'EUR' | 'USD';
-      lines: Array<fc.RecordValue<typeof line>>;
+      lines: Array<Line>;
       orderSlot: number | null;
     }
-  | { kind: 'credit'; invoice: number; partial: fc.RecordValue<typeof line> | null }
+  | { kind: 'credit'; invoice: number; partial: Line | null }
   | { kind: 'settle'; invoice: number; share: number; feeShare: number; payoutSlot: number }
   | {
       kind: 'purchase';
       supplierSlot: number;
       documentSlot: number;
-      lines: Array<fc.RecordValue<typeof line>>;
+      lines: Array<Line>;
     }
   | { kind: 'retry'; step: number };
 

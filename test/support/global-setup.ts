@@ -8,6 +8,8 @@ import {
   runMigrations,
   startEmbeddedPostgres,
 } from '../../libs/database/src';
+// Direct file import: globalSetup runs outside Jest's module mapper, so no @ledgerkey aliases here.
+import { installJobQueue } from '../../libs/outbox/src/job-queue';
 import { MIGRATIONS } from '../../migrations';
 import { TEST_DATABASE_ENV, type TestDatabaseState } from './test-database';
 
@@ -44,5 +46,6 @@ export default async function globalSetup(): Promise<void> {
   }).initialize();
   await runMigrations(dataSource);
   await dataSource.destroy();
+  await installJobQueue(state.url);
   process.env[TEST_DATABASE_ENV] = JSON.stringify(state);
 }

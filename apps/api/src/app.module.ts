@@ -4,6 +4,7 @@ import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
 import { IdempotencyModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
 import { LedgerModule } from '@ledgerkey/ledger';
+import { OutboxModule } from '@ledgerkey/outbox';
 import { PurchasingModule } from '@ledgerkey/purchasing';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import type { Request } from 'express';
@@ -14,6 +15,7 @@ import { AdminTokenGuard } from './admin/admin-token.guard';
 import { APP_CONFIG, type AppConfig } from './config';
 import type { DatabaseHandle } from './database-bootstrap';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
+import { EventsController } from './events/events.controller';
 import { HealthController } from './health/health.controller';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
@@ -50,6 +52,7 @@ export class AppModule {
         }),
         TenancyModule,
         LedgerModule,
+        OutboxModule,
         InvoicingModule,
         PurchasingModule,
         IdempotencyModule.forRootAsync({
@@ -83,6 +86,7 @@ export class AppModule {
         PurchaseInvoicesController,
         SettlementsController,
         LedgerController,
+        EventsController,
         AdminController,
         HealthController,
       ],

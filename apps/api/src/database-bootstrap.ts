@@ -5,6 +5,7 @@ import {
   type EmbeddedPostgresHandle,
 } from '@ledgerkey/database';
 import type { Logger } from '@nestjs/common';
+import { installJobQueue } from '@ledgerkey/outbox';
 import { MIGRATIONS } from '../../../migrations';
 import type { AppConfig } from './config';
 
@@ -13,7 +14,7 @@ export interface DatabaseHandle {
   embedded: EmbeddedPostgresHandle | undefined;
 }
 
-/** DATABASE_URL if set, else the embedded server under DATA_DIR; then pending migrations. */
+/** DATABASE_URL if set, else the embedded server under DATA_DIR; then pending migrations (ours, then the job queue's). */
 export async function prepareDatabase(config: AppConfig, logger: Logger): Promise<DatabaseHandle> {
   let embedded: EmbeddedPostgresHandle | undefined;
   let url = config.databaseUrl;
@@ -39,5 +40,6 @@ export async function prepareDatabase(config: AppConfig, logger: Logger): Promis
   } finally {
     await dataSource.destroy();
   }
+  await installJobQueue(url);
   return { url, embedded };
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LedgerModule } from '@ledgerkey/ledger';
+import { OutboxModule } from '@ledgerkey/outbox';
 import { CreditNoteQueries } from './credit-notes/credit-note-queries';
 import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
 import { InvoiceQueries } from './invoices/invoice-queries';
@@ -12,7 +13,7 @@ import { SettlementQueries } from './settlements/settlement-queries';
 import { SettlementsRepository } from './settlements/settlements.repository';
 
 @Module({
-  imports: [LedgerModule],
+  imports: [LedgerModule, OutboxModule],
   providers: [
     InvoicesRepository,
     DocumentSequenceRepository,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
+import { EventsRepository } from '@ledgerkey/outbox';
 import { creditNotePosting, JournalRepository } from '@ledgerkey/ledger';
 import type { CreditNoteView } from '../credit-notes/credit-note.view';
 import { CreditNotesRepository } from '../credit-notes/credit-notes.repository';
@@ -20,6 +21,7 @@ export class IssueCreditNoteHandler {
     private readonly creditNotes: CreditNotesRepository,
     private readonly sequences: DocumentSequenceRepository,
     private readonly journal: JournalRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -74,6 +76,7 @@ export class IssueCreditNoteHandler {
       postedAt: now,
       lines: creditNotePosting(note),
     });
+    await this.events.append(companyId, 'credit_note.created', note);
     return note;
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
+import { EventsRepository } from '@ledgerkey/outbox';
 import { JournalRepository, salesInvoicePosting } from '@ledgerkey/ledger';
 import { todayUtc } from '../calendar-date.validator';
 import { DueDateBeforeIssueDateError, OrderAlreadyInvoicedError } from '../invoicing.errors';
@@ -17,6 +18,7 @@ export class IssueInvoiceHandler {
     private readonly invoices: InvoicesRepository,
     private readonly sequences: DocumentSequenceRepository,
     private readonly journal: JournalRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -79,6 +81,7 @@ export class IssueInvoiceHandler {
       postedAt: now,
       lines: salesInvoicePosting(totals),
     });
+    await this.events.append(company.id, 'invoice.created', invoice);
     return invoice;
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
+import { EventsRepository } from '@ledgerkey/outbox';
 import { JournalRepository, settlementPosting } from '@ledgerkey/ledger';
 import {
   AllocationExceedsOutstandingError,
@@ -24,6 +25,7 @@ export class RecordSettlementHandler {
     private readonly settlements: SettlementsRepository,
     private readonly invoices: InvoicesRepository,
     private readonly journal: JournalRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -96,6 +98,7 @@ export class RecordSettlementHandler {
       postedAt: now,
       lines: settlementPosting(settlement),
     });
+    await this.events.append(company.id, 'settlement.created', settlement);
     return settlement;
   }
 

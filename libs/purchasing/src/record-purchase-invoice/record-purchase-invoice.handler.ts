@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
+import { EventsRepository } from '@ledgerkey/outbox';
 import { computeDocumentTotals, DueDateBeforeIssueDateError } from '@ledgerkey/invoicing';
 import { JournalRepository, purchaseInvoicePosting } from '@ledgerkey/ledger';
 import type { PurchaseInvoiceView } from '../purchase-invoices/purchase-invoice.view';
@@ -21,6 +22,7 @@ export class RecordPurchaseInvoiceHandler {
   constructor(
     private readonly purchaseInvoices: PurchaseInvoicesRepository,
     private readonly journal: JournalRepository,
+    private readonly events: EventsRepository,
   ) {}
 
   /**
@@ -86,6 +88,7 @@ export class RecordPurchaseInvoiceHandler {
       postedAt: now,
       lines: purchaseInvoicePosting(totals),
     });
+    await this.events.append(company.id, 'purchase_invoice.created', invoice);
     return invoice;
   }
 
