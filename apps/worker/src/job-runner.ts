@@ -1,0 +1,143 @@
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import {
+  IDEMPOTENCY_OBSERVER,
+  type IdempotencyObserver,
+  PURGE_IDEMPOTENCY_KEYS_TASK,
+  purgeExpiredIdempotencyRecords,
+} from '@ledgerkey/idempotency';
+import { Task } from '@ledgerkey/outbox';
+import {
+  DeliverWebhookHandler,
+  FanOutEventHandler,
+  SweepWebhookLeasesHandler,
+  WebhookTask,
+} from '@ledgerkey/webhooks';
+import { Logger as GraphileLogger, run, type Runner, type TaskList } from 'graphile-worker';
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+
+export interface JobRunnerOptions {
+  /** The job queue's database (the application database: jobs are enqueued in its transactions). */
+  connectionString: string;
+  /** Jobs this process runs at once. */
+  concurrency: number;
+  /** In-process lease sweep, on top of the queue-wide crontab sweep every minute. */
+  sweepIntervalMs: number;
+}
+
+/** Jobs scheduled in the future (retries) are found by polling at this interval; new jobs arrive by LISTEN/NOTIFY. */
+const POLL_INTERVAL_MS = 1000;
+
+/**
+ * The graphile-worker runner of this process: the outbox's fan-out jobs, webhook deliveries,
+ * the purge of expired idempotency keys (crontab, every five minutes), and the lease sweeper (at start, every minute by crontab across all workers, and on a short
+ * in-process interval). Stops before the database pool closes (beforeApplicationShutdown runs
+ * before any onApplicationShutdown), letting running jobs finish.
+ */
+@Injectable()
+export class JobRunner implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('JobRunner');
+  private runner: Runner | undefined;
+  /** The queue's own pool, ended by us after the runner stopped (before the database may go away). */
+  private pool: Pool | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+
+  constructor(
+    private readonly fanOut: FanOutEventHandler,
+    private readonly deliver: DeliverWebhookHandler,
+    private readonly sweeper: SweepWebhookLeasesHandler,
+    private readonly dataSource: DataSource,
+    // Present where the API runs in the same process (npm start); the standalone worker has none.
+    @Optional() @Inject(IDEMPOTENCY_OBSERVER) private readonly idempotencyObserver?: IdempotencyObserver,
+  ) {}
+
+  /** @throws Error when already started, or when the queue cannot be reached */
+  async start(options: JobRunnerOptions): Promise<void> {
+    if (this.runner) throw new Error('the job runner is already running');
+    await this.sweep();
+    this.pool = new Pool({
+      connectionString: options.connectionString,
+      max: options.concurrency + 2,
+      application_name: 'ledgerkey-jobs',
+    });
+    // An idle client losing its connection (database restart) must not crash the process.
+    const connectionLost = (error: Error): void =>
+      this.logger.warn(`job queue connection lost: ${error.message}`);
+    this.pool.on('error', connectionLost);
+    this.pool.on('connect', (client) => client.on('error', connectionLost));
+    this.runner = await run({
+      pgPool: this.pool,
+      concurrency: options.concurrency,
+      pollInterval: POLL_INTERVAL_MS,
+      noHandleSignals: true,
+      logger: new GraphileLogger(() => (level, message) => this.log(level, message)),
+      taskList: this.tasks(),
+      // Every minute: lease sweep. Every five minutes: purge of expired idempotency keys.
+      crontab: `* * * * * ${WebhookTask.SweepWebhookLeases}\n*/5 * * * * ${PURGE_IDEMPOTENCY_KEYS_TASK}\n`,
+    });
+    this.sweepTimer = setInterval(() => void this.sweep(), options.sweepIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    await this.sweeping;
+    const runner = this.runner;
+    const pool = this.pool;
+    this.runner = undefined;
+    this.pool = undefined;
+    await runner?.stop();
+    await pool?.end();
+  }
+
+  private tasks(): TaskList {
+    return {
+      [Task.FanOutEvent]: async (payload) => {
+        await this.fanOut.execute(idOf(payload, 'eventId'));
+      },
+      [WebhookTask.DeliverWebhook]: async (payload) => {
+        await this.deliver.execute(idOf(payload, 'deliveryId'));
+      },
+      [WebhookTask.SweepWebhookLeases]: async () => {
+        await this.sweep();
+      },
+      [PURGE_IDEMPOTENCY_KEYS_TASK]: async () => {
+        const purged = await purgeExpiredIdempotencyRecords(this.dataSource);
+        this.idempotencyObserver?.purged(purged);
+        if (purged > 0) this.logger.log(`purged ${purged} expired idempotency keys`);
+      },
+    };
+  }
+
+  /** One sweep at a time per process; a failed sweep is logged and retried at the next tick. */
+  private sweep(): Promise<void> {
+    this.sweeping ??= this.sweeper
+      .execute()
+      .then((result) => {
+        if (result.abandoned + result.requeued + result.fanOutsRequeued > 0) {
+          this.logger.warn(`lease sweep recovered work of stopped workers: ${JSON.stringify(result)}`);
+        }
+      })
+      .catch((error: unknown) =>
+        this.logger.error('lease sweep failed', error instanceof Error ? error.stack : error),
+      )
+      .finally(() => {
+        this.sweeping = undefined;
+      });
+    return this.sweeping;
+  }
+
+  private log(level: string, message: string): void {
+    if (level === 'error') this.logger.error(message);
+    else if (level === 'warning') this.logger.warn(message);
+    // graphile-worker reports every job at "info": that is debug detail for us.
+    else this.logger.debug(message);
+  }
+}
+
+function idOf(payload: unknown, field: string): string {
+  const value = (payload as Record<string, unknown> | null)?.[field];
+  if (typeof value !== 'string') throw new Error(`job payload has no ${field}: ${JSON.stringify(payload)}`);
+  return value;
+}

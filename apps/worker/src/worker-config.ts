@@ -1,0 +1,24 @@
+import type { WebhookOptions } from '@ledgerkey/webhooks';
+import type { AppConfig } from '../../api/src/config';
+import type { JobRunnerOptions } from './job-runner';
+
+/**
+ * The worker reads the same configuration as the API (one set of variables per deployment),
+ * parsed by the API's `loadConfig`.
+ */
+export function webhookOptionsOf(config: AppConfig): WebhookOptions {
+  return {
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+    retryScheduleSeconds: config.webhookRetryScheduleSeconds,
+    timeoutMs: config.webhookTimeoutMs,
+    leaseMs: config.webhookLeaseMs,
+  };
+}
+
+export function jobRunnerOptionsOf(config: AppConfig, databaseUrl: string): JobRunnerOptions {
+  return {
+    connectionString: databaseUrl,
+    concurrency: config.workerConcurrency,
+    sweepIntervalMs: config.webhookSweepIntervalMs,
+  };
+}

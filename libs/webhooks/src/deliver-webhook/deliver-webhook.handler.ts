@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { EventsRepository } from '@ledgerkey/outbox';
+import {
+  WebhookDeliveriesRepository,
+  type AttemptFollowUp,
+  type LeasedDelivery,
+} from '../deliveries/webhook-deliveries.repository';
+import { signWebhook } from '../signing/webhook-signature';
+import { WEBHOOK_OPTIONS, type WebhookOptions } from '../webhook-options';
+import { retryDelayMs } from './retry-schedule';
+import { sendWebhook, type AttemptOutcome } from './webhook-request';
+
+/** What one run of the delivery job did. */
+export type DeliveryRun = 'none' | 'canceled' | 'delivered' | 'retry' | 'failed' | 'lease_lost';
+
+@Injectable()
+export class DeliverWebhookHandler {
+  constructor(
+    private readonly deliveries: WebhookDeliveriesRepository,
+    private readonly events: EventsRepository,
+    @Inject(WEBHOOK_OPTIONS) private readonly options: WebhookOptions,
+  ) {}
+
+  /**
+   * Makes the next attempt of a delivery, if it is due and nobody else owns it: lease, sign,
+   * POST, record the attempt and either finish the delivery or queue the next attempt per the
+   * retry schedule. A delivery already delivered/failed, or leased by another worker, is left
+   * alone. A crash between lease and record leaves the lease to expire; the sweeper takes over.
+   */
+  async execute(deliveryId: string): Promise<DeliveryRun> {
+    const lease = await this.deliveries.lease(deliveryId, randomUUID(), this.options.leaseMs);
+    if (lease.kind !== 'leased') return lease.kind;
+    const delivery = lease.delivery;
+    const outcome = await this.attempt(delivery);
+    const followUp = this.followUp(delivery.attemptNumber, outcome);
+    const recorded = await this.deliveries.recordAttempt(delivery, outcome, followUp);
+    return recorded ? followUp.kind : 'lease_lost';
+  }
+
+  private async attempt(delivery: LeasedDelivery): Promise<AttemptOutcome> {
+    const event = await this.events.findById(delivery.companyId, delivery.eventId);
+    if (!event)
+      throw new Error(
+        `delivery ${delivery.deliveryId} names event ${delivery.eventId}, which does not exist`,
+      );
+    // Exactly the body GET /v1/events/{id} answers with.
+    const body = JSON.stringify(event);
+    return sendWebhook({
+      url: delivery.url,
+      body,
+      headers: signWebhook(delivery.secret, event.id, body, new Date()),
+      timeoutMs: this.options.timeoutMs,
+      allowPrivateTargets: this.options.allowPrivateTargets,
+    });
+  }
+
+  private followUp(attemptNumber: number, outcome: AttemptOutcome): AttemptFollowUp {
+    if (outcome.succeeded) return { kind: 'delivered' };
+    const delayMs = retryDelayMs(this.options.retryScheduleSeconds, attemptNumber);
+    return delayMs === null ? { kind: 'failed' } : { kind: 'retry', delayMs };
+  }
+}

@@ -1,0 +1,40 @@
+import { Injectable } from '@nestjs/common';
+import type { WebhookAttemptListView } from '../deliveries/webhook-attempt.view';
+import { WebhookAttemptsRepository } from '../deliveries/webhook-attempts.repository';
+import { WebhookEndpointNotFoundError } from '../webhooks.errors';
+import type { WebhookEndpointListView, WebhookEndpointView } from './webhook-endpoint.view';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository';
+
+/** Read side of webhook endpoints and their attempts, always within one company. Never shows a secret. */
+@Injectable()
+export class WebhookEndpointQueries {
+  constructor(
+    private readonly endpoints: WebhookEndpointsRepository,
+    private readonly attempts: WebhookAttemptsRepository,
+  ) {}
+
+  /** @throws WebhookEndpointNotFoundError when the id is unknown in this company */
+  async get(companyId: string, endpointId: string): Promise<WebhookEndpointView> {
+    const endpoint = await this.endpoints.findById(companyId, endpointId);
+    if (!endpoint) throw new WebhookEndpointNotFoundError(endpointId);
+    return endpoint;
+  }
+
+  async list(companyId: string, limit: number, startingAfter?: string): Promise<WebhookEndpointListView> {
+    return { object: 'list', ...(await this.endpoints.list(companyId, limit, startingAfter)) };
+  }
+
+  /** @throws WebhookEndpointNotFoundError when the endpoint is unknown in this company */
+  async listAttempts(
+    companyId: string,
+    endpointId: string,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<WebhookAttemptListView> {
+    await this.get(companyId, endpointId);
+    return {
+      object: 'list',
+      ...(await this.attempts.listByEndpoint(companyId, endpointId, limit, startingAfter)),
+    };
+  }
+}

@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import {
+  Propagation,
+  Transactional,
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
+import type { WebhookEndpointView } from './webhook-endpoint.view';
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  enabled_events: string[];
+  status: 'enabled' | 'disabled';
+  created_at: Date;
+  disabled_at: Date | null;
+}
+
+const COLUMNS = `id, url, enabled_events, status, created_at, disabled_at`;
+
+function toView(row: EndpointRow): WebhookEndpointView {
+  return {
+    id: row.id,
+    object: 'webhook_endpoint',
+    url: row.url,
+    enabledEvents: row.enabled_events,
+    status: row.status,
+    createdAt: row.created_at.toISOString(),
+    disabledAt: row.disabled_at?.toISOString() ?? null,
+  };
+}
+
+/** Webhook endpoints of one company. Every method takes the company id first. */
+@Injectable()
+export class WebhookEndpointsRepository {
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  /** Stores a new endpoint with its signing secret, in the create's (idempotent) transaction. */
+  @Transactional(Propagation.Mandatory)
+  async insert(
+    companyId: string,
+    endpoint: { id: string; url: string; enabledEvents: string[]; secret: string; createdAt: Date },
+  ): Promise<WebhookEndpointView> {
+    const rows = await this.txHost.tx.query<EndpointRow[]>(
+      `INSERT INTO webhook_endpoints (id, company_id, url, enabled_events, secret, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       RETURNING ${COLUMNS}`,
+      [endpoint.id, companyId, endpoint.url, endpoint.enabledEvents, endpoint.secret, endpoint.createdAt],
+    );
+    return toView(rows[0]);
+  }
+
+  async findById(companyId: string, endpointId: string): Promise<WebhookEndpointView | null> {
+    const rows = await this.txHost.tx.query<EndpointRow[]>(
+      `SELECT ${COLUMNS} FROM webhook_endpoints WHERE company_id = $1 AND id = $2`,
+      [companyId, endpointId],
+    );
+    return rows[0] ? toView(rows[0]) : null;
+  }
+
+  /** A page in creation order, after the endpoint `startingAfter` of this company. */
+  async list(
+    companyId: string,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<{ data: WebhookEndpointView[]; hasMore: boolean }> {
+    const rows = await this.txHost.tx.query<EndpointRow[]>(
+      `SELECT ${COLUMNS} FROM webhook_endpoints w
+        WHERE w.company_id = $1
+          AND ($2::uuid IS NULL OR w.seq > (
+                SELECT c.seq FROM webhook_endpoints c WHERE c.company_id = $1 AND c.id = $2))
+        ORDER BY w.seq
+        LIMIT $3`,
+      [companyId, startingAfter ?? null, limit + 1],
+    );
+    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+  }
+
+  /**
+   * Disables an endpoint (idempotent: the first disabled_at stays). Deliveries still pending
+   * are canceled by the worker when their turn comes, not here, so this never waits on a
+   * delivery row a worker holds.
+   * @returns the endpoint, or null when this company has no such endpoint
+   */
+  async disable(companyId: string, endpointId: string): Promise<WebhookEndpointView | null> {
+    const rows = await this.txHost.tx.query<EndpointRow[]>(
+      // Wrapped in a CTE so the driver returns the rows (a bare UPDATE returns [rows, count]).
+      `WITH disabled AS (
+         UPDATE webhook_endpoints
+            SET status = 'disabled', disabled_at = coalesce(disabled_at, now())
+          WHERE company_id = $1 AND id = $2
+          RETURNING ${COLUMNS}
+       )
+       SELECT * FROM disabled`,
+      [companyId, endpointId],
+    );
+    return rows[0] ? toView(rows[0]) : null;
+  }
+}

@@ -1,0 +1,406 @@
+import type { Pool } from 'pg';
+import { Webhook } from 'standardwebhooks';
+import { JobRunner } from '../../apps/worker/src/job-runner';
+import { anInvoice, newKey } from '../support/invoice.builder';
+import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
+import { testDatabasePool, testDatabaseUrl } from '../support/test-database';
+import { WebhookReceiver, type WebhookReceiverBehaviour } from '../support/webhook-receiver';
+
+const CREATE_ENDPOINT = '/v1/webhook-endpoints/create';
+const DELIVERY_TIMEOUT_MS = 20_000;
+
+interface EndpointBody {
+  id: string;
+  url: string;
+  secret?: string;
+  status: string;
+}
+
+async function registerEndpoint(
+  t: TestApp,
+  company: TestCompany,
+  body: Record<string, unknown>,
+  key = newKey('endpoint'),
+): Promise<{
+  status: number;
+  body: EndpointBody & Record<string, unknown>;
+  headers: Record<string, string>;
+}> {
+  const response = await t.http
+    .post(CREATE_ENDPOINT)
+    .set(company.auth)
+    .set('Idempotency-Key', key)
+    .send(body);
+  return {
+    status: response.status,
+    body: response.body,
+    headers: response.headers as Record<string, string>,
+  };
+}
+
+describe('webhook endpoints without WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it.each([
+    'http://127.0.0.1:8080/hook',
+    'http://localhost:8080/hook',
+    'http://[::1]/hook',
+    'http://[::ffff:127.0.0.1]/hook',
+    'http://2130706433/hook',
+    'http://169.254.169.254/latest/meta-data',
+    'http://10.0.0.1/hook',
+    'http://100.64.0.1/hook',
+    'https://0.0.0.0/hook',
+  ])('refuses %s at registration with 422 webhook_url_forbidden on the url field', async (url) => {
+    const company = await t.newCompany();
+    const key = newKey('endpoint');
+    const response = await registerEndpoint(t, company, { url, enabledEvents: ['*'] }, key);
+    expect(response.status).toBe(422);
+    expect(response.body).toMatchObject({
+      code: 'webhook_url_forbidden',
+      errors: [{ field: 'url', message: expect.any(String) }],
+    });
+    // A business rejection: stored under the key and replayed.
+    const replay = await registerEndpoint(t, company, { url, enabledEvents: ['*'] }, key);
+    expect(replay.status).toBe(422);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    const list = await t.http.get('/v1/webhook-endpoints').set(company.auth);
+    expect(list.body.data).toEqual([]);
+  });
+
+  it('rejects malformed bodies with 400 validation_failed and stores nothing', async () => {
+    const company = await t.newCompany();
+    for (const body of [
+      { url: 'ftp://example.com/hook', enabledEvents: ['*'] },
+      { url: 'https://user:pw@example.com/hook', enabledEvents: ['*'] },
+      { url: 'not a url', enabledEvents: ['*'] },
+      { url: 'https://example.com/hook', enabledEvents: [] },
+      { url: 'https://example.com/hook', enabledEvents: ['invoice.deleted'] },
+      { url: 'https://example.com/hook', enabledEvents: ['invoice.created', 'invoice.created'] },
+      { url: 'https://example.com/hook' },
+      { url: 'https://example.com/hook', enabledEvents: ['*'], secret: 'whsec_mine' },
+    ]) {
+      const response = await registerEndpoint(t, company, body);
+      expect({ body, status: response.status, code: response.body.code }).toEqual({
+        body,
+        status: 400,
+        code: 'validation_failed',
+      });
+    }
+  });
+});
+
+describe('webhook delivery (worker in the API process)', () => {
+  let t: TestApp;
+  let db: Pool;
+  const receivers: WebhookReceiver[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_LEASE_SECONDS: '5',
+    });
+    await t.app
+      .get(JobRunner)
+      .start({ connectionString: testDatabaseUrl(), concurrency: 4, sweepIntervalMs: 500 });
+    db = testDatabasePool();
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.end();
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+  });
+
+  async function receiver(behaviour: WebhookReceiverBehaviour = {}): Promise<WebhookReceiver> {
+    const started = await WebhookReceiver.start(behaviour);
+    receivers.push(started);
+    return started;
+  }
+
+  async function issueInvoice(
+    company: TestCompany,
+    key = newKey('invoice'),
+  ): Promise<{ id: string; text: string }> {
+    const response = await t.http
+      .post('/v1/sales/invoices/create')
+      .set(company.auth)
+      .set('Idempotency-Key', key)
+      .send(anInvoice().withLine().build());
+    expect(response.status).toBe(201);
+    return { id: response.body.id, text: response.text };
+  }
+
+  async function eventOf(company: TestCompany, invoiceId: string): Promise<{ id: string; text: string }> {
+    // The list holds an event back while an older transaction (e.g. the worker's) still runs.
+    const deadline = Date.now() + 5000;
+    let event: { id: string } | undefined;
+    while (!event && Date.now() < deadline) {
+      const events = await t.http.get('/v1/events?limit=100').set(company.auth);
+      event = (events.body.data as Array<{ id: string; data: { object: { id: string } } }>).find(
+        (candidate) => candidate.data.object.id === invoiceId,
+      );
+      if (!event) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (!event) throw new Error(`no event for invoice ${invoiceId}`);
+    const single = await t.http.get(`/v1/events/${event.id}`).set(company.auth);
+    return { id: event.id, text: single.text };
+  }
+
+  it('registers an endpoint: 201 with a whsec_ secret shown only on create (and its replay)', async () => {
+    const company = await t.newCompany();
+    const target = await receiver();
+    const key = newKey('endpoint');
+    const created = await registerEndpoint(
+      t,
+      company,
+      { url: target.url(), enabledEvents: ['invoice.created'] },
+      key,
+    );
+    expect(created.status).toBe(201);
+    expect(created.headers.location).toBe(`/v1/webhook-endpoints/${created.body.id}`);
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      object: 'webhook_endpoint',
+      url: target.url(),
+      enabledEvents: ['invoice.created'],
+      status: 'enabled',
+      createdAt: expect.any(String),
+      disabledAt: null,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
+    const replay = await registerEndpoint(
+      t,
+      company,
+      { url: target.url(), enabledEvents: ['invoice.created'] },
+      key,
+    );
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(created.body);
+
+    const { secret: _secret, ...withoutSecret } = created.body;
+    const fetched = await t.http.get(`/v1/webhook-endpoints/${created.body.id}`).set(company.auth);
+    expect(fetched.status).toBe(200);
+    expect(fetched.body).toEqual(withoutSecret);
+    const list = await t.http.get('/v1/webhook-endpoints').set(company.auth);
+    expect(list.body).toEqual({ object: 'list', data: [withoutSecret], hasMore: false });
+
+    const other = await t.newCompany();
+    expect((await t.http.get(`/v1/webhook-endpoints/${created.body.id}`).set(other.auth)).status).toBe(404);
+    expect(
+      (await t.http.get(`/v1/webhook-endpoints/${created.body.id}/attempts`).set(other.auth)).status,
+    ).toBe(404);
+    expect(
+      (await t.http.post(`/v1/webhook-endpoints/${created.body.id}/disable`).set(other.auth)).status,
+    ).toBe(404);
+    expect((await t.http.get('/v1/webhook-endpoints').set(other.auth)).body.data).toEqual([]);
+    expect((await t.http.get('/v1/webhook-endpoints/not-an-id').set(company.auth)).status).toBe(404);
+  });
+
+  it('delivers a signed invoice.created; after two failures the retry succeeds with the same webhook-id', async () => {
+    const company = await t.newCompany();
+    const target = await receiver({ failFirst: 2 });
+    const endpoint = await registerEndpoint(t, company, {
+      url: target.url(),
+      enabledEvents: ['invoice.created'],
+    });
+    expect(endpoint.status).toBe(201);
+    const invoice = await issueInvoice(company);
+    const event = await eventOf(company, invoice.id);
+
+    await target.waitFor((requests) => requests.some((r) => r.answer === 200), DELIVERY_TIMEOUT_MS);
+    const requests = target.requestsFor(event.id);
+    expect(requests.map((request) => request.answer)).toEqual([500, 500, 200]);
+    const verifier = new Webhook(endpoint.body.secret as string);
+    for (const request of requests) {
+      // Signed per Standard Webhooks; the body is the event exactly as GET /v1/events/{id} shows it.
+      expect(request.body).toBe(event.text);
+      expect(request.headers['webhook-id']).toBe(event.id);
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(verifier.verify(request.body, request.headers)).toEqual(JSON.parse(event.text));
+    }
+    // Retries follow the 1 s schedule (±20 % jitter), not graphile-worker's own backoff.
+    const gaps = requests.slice(1).map((request, index) => +request.receivedAt - +requests[index].receivedAt);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(750);
+
+    const attempts = await t.http.get(`/v1/webhook-endpoints/${endpoint.body.id}/attempts`).set(company.auth);
+    expect(attempts.status).toBe(200);
+    expect(attempts.body.hasMore).toBe(false);
+    expect(
+      attempts.body.data.map((attempt: Record<string, unknown>) => ({
+        eventId: attempt.eventId,
+        attemptNumber: attempt.attemptNumber,
+        result: attempt.result,
+        statusCode: attempt.statusCode,
+        error: attempt.error,
+      })),
+    ).toEqual([
+      {
+        eventId: event.id,
+        attemptNumber: 1,
+        result: 'failed',
+        statusCode: 500,
+        error: 'endpoint answered HTTP 500',
+      },
+      {
+        eventId: event.id,
+        attemptNumber: 2,
+        result: 'failed',
+        statusCode: 500,
+        error: 'endpoint answered HTTP 500',
+      },
+      { eventId: event.id, attemptNumber: 3, result: 'succeeded', statusCode: 200, error: null },
+    ]);
+    for (const attempt of attempts.body.data) {
+      expect(attempt).toMatchObject({
+        object: 'webhook_attempt',
+        endpointId: endpoint.body.id,
+        durationMs: expect.any(Number),
+        startedAt: expect.any(String),
+        finishedAt: expect.any(String),
+      });
+    }
+    const page = await t.http
+      .get(
+        `/v1/webhook-endpoints/${endpoint.body.id}/attempts?limit=2&startingAfter=${attempts.body.data[0].id}`,
+      )
+      .set(company.auth);
+    expect(page.body.data.map((attempt: { id: string }) => attempt.id)).toEqual(
+      attempts.body.data.slice(1).map((attempt: { id: string }) => attempt.id),
+    );
+
+    const { rows } = await db.query(
+      `SELECT status, attempt_count, leased_until, finished_at IS NOT NULL AS finished
+         FROM webhook_deliveries WHERE company_id = $1`,
+      [company.companyId],
+    );
+    expect(rows).toEqual([{ status: 'delivered', attempt_count: 3, leased_until: null, finished: true }]);
+  });
+
+  it('marks a delivery failed after the last scheduled retry', async () => {
+    const company = await t.newCompany();
+    const target = await receiver({ failFirst: 100 });
+    const endpoint = await registerEndpoint(t, company, { url: target.url(), enabledEvents: ['*'] });
+    await issueInvoice(company);
+    await target.waitFor((requests) => requests.length >= 4, DELIVERY_TIMEOUT_MS);
+    const deadline = Date.now() + 5000;
+    let status = 'pending';
+    while (status === 'pending' && Date.now() < deadline) {
+      const { rows } = await db.query(`SELECT status FROM webhook_deliveries WHERE company_id = $1`, [
+        company.companyId,
+      ]);
+      status = rows[0].status;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe('failed');
+    // Schedule '1,1,1': four attempts, then no more.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(target.requests).toHaveLength(4);
+    const attempts = await t.http.get(`/v1/webhook-endpoints/${endpoint.body.id}/attempts`).set(company.auth);
+    expect(attempts.body.data.map((attempt: { attemptNumber: number }) => attempt.attemptNumber)).toEqual([
+      1, 2, 3, 4,
+    ]);
+  });
+
+  it('delivers only subscribed types, to enabled endpoints, and records timeouts and refused connections', async () => {
+    const company = await t.newCompany();
+    const invoicesOnly = await receiver();
+    const creditNotesOnly = await receiver();
+    const disabledTarget = await receiver();
+    const a = await registerEndpoint(t, company, {
+      url: invoicesOnly.url(),
+      enabledEvents: ['invoice.created'],
+    });
+    await registerEndpoint(t, company, {
+      url: creditNotesOnly.url(),
+      enabledEvents: ['credit_note.created'],
+    });
+    const disabled = await registerEndpoint(t, company, { url: disabledTarget.url(), enabledEvents: ['*'] });
+    const disable = await t.http.post(`/v1/webhook-endpoints/${disabled.body.id}/disable`).set(company.auth);
+    expect(disable.status).toBe(200);
+    expect(disable.body).toMatchObject({ status: 'disabled', disabledAt: expect.any(String) });
+    const again = await t.http.post(`/v1/webhook-endpoints/${disabled.body.id}/disable`).set(company.auth);
+    expect(again.body).toEqual(disable.body);
+
+    await issueInvoice(company);
+    await invoicesOnly.waitFor((requests) => requests.length === 1, DELIVERY_TIMEOUT_MS);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(creditNotesOnly.requests).toEqual([]);
+    expect(disabledTarget.requests).toEqual([]);
+    const attempts = await t.http.get(`/v1/webhook-endpoints/${a.body.id}/attempts`).set(company.auth);
+    expect(attempts.body.data).toHaveLength(1);
+
+    // Nothing listens on a closed receiver's port: the attempt records the connection error.
+    const closed = await WebhookReceiver.start();
+    const closedUrl = closed.url();
+    await closed.close();
+    const refused = await registerEndpoint(t, company, {
+      url: closedUrl,
+      enabledEvents: ['invoice.created'],
+    });
+    const hanging = await receiver({ hangFirst: 1 });
+    const slow = await registerEndpoint(t, company, {
+      url: hanging.url(),
+      enabledEvents: ['invoice.created'],
+    });
+    await issueInvoice(company);
+    await hanging.waitFor((requests) => requests.some((r) => r.answer === 200), DELIVERY_TIMEOUT_MS);
+    const slowAttempts = await t.http.get(`/v1/webhook-endpoints/${slow.body.id}/attempts`).set(company.auth);
+    expect(slowAttempts.body.data[0]).toMatchObject({
+      result: 'failed',
+      statusCode: null,
+      error: 'timed out after 2000 ms',
+    });
+    expect(slowAttempts.body.data[0].durationMs).toBeGreaterThanOrEqual(1900);
+    expect(slowAttempts.body.data[1]).toMatchObject({ result: 'succeeded', statusCode: 200 });
+    const refusedAttempts = await t.http
+      .get(`/v1/webhook-endpoints/${refused.body.id}/attempts`)
+      .set(company.auth);
+    expect(refusedAttempts.body.data[0]).toMatchObject({
+      result: 'failed',
+      statusCode: null,
+      error: expect.stringContaining('ECONNREFUSED'),
+    });
+  }, 40_000);
+
+  it('does not follow redirects', async () => {
+    const company = await t.newCompany();
+    const redirecting = await receiver();
+    // A receiver that always redirects: 3xx is a failed attempt, the Location is never requested.
+    const { createServer } = await import('node:http');
+    const hits: string[] = [];
+    const server = createServer((request, response) => {
+      hits.push(request.url ?? '');
+      response.writeHead(302, { Location: redirecting.url('/redirected') }).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const endpoint = await registerEndpoint(t, company, {
+        url: `http://127.0.0.1:${port}/hook`,
+        enabledEvents: ['invoice.created'],
+      });
+      await issueInvoice(company);
+      const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
+      let attempts: Array<{ statusCode: number; result: string }> = [];
+      while (attempts.length === 0 && Date.now() < deadline) {
+        attempts = (await t.http.get(`/v1/webhook-endpoints/${endpoint.body.id}/attempts`).set(company.auth))
+          .body.data;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(attempts[0]).toMatchObject({ statusCode: 302, result: 'failed' });
+      expect(redirecting.requests).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
