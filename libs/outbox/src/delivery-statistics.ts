@@ -1,0 +1,55 @@
+import { queryRows, type SqlClient } from '@ledgerkey/database';
+import { Task } from './job-queue';
+
+/** Events whose delivery is not finished, across all companies (an operational figure). */
+export interface DeliveryBacklog {
+  /** Undelivered events. */
+  events: number;
+  /** Age of the oldest undelivered event in seconds; 0 when there is none. */
+  oldestAgeSeconds: number;
+}
+
+/**
+ * An event is undelivered while its fan-out job still exists (graphile-worker deletes a job once
+ * it succeeded; a job that exhausted its attempts stays) or while one of its webhook deliveries
+ * is still pending. Deliveries that finished as failed or canceled are not backlog: nothing
+ * will send them any more.
+ */
+export async function readDeliveryBacklog(db: SqlClient): Promise<DeliveryBacklog> {
+  const [row] = await queryRows<{ events: number; oldest_age_seconds: number }>(
+    db,
+    // Both branches are small (queued jobs; pending deliveries via ix_webhook_deliveries_pending);
+    // events are then read by primary key. The job key is 'fan_out:<event id>' (EventsRepository.append).
+    `WITH undelivered AS (
+       SELECT substring(j.key FROM 9)::uuid AS event_id
+         FROM graphile_worker.jobs j
+        WHERE j.task_identifier = $1 AND j.key LIKE 'fan\\_out:%'
+       UNION
+       SELECT d.event_id FROM webhook_deliveries d WHERE d.status = 'pending'
+     )
+     SELECT count(*)::int AS events,
+            coalesce(extract(epoch FROM now() - min(e.created_at)), 0)::float8 AS oldest_age_seconds
+       FROM undelivered u
+       JOIN events e ON e.id = u.event_id`,
+    [Task.FanOutEvent],
+  );
+  return { events: row.events, oldestAgeSeconds: Math.max(0, row.oldest_age_seconds) };
+}
+
+/** How a webhook attempt ended (`webhook_attempts.result`). */
+export const DELIVERY_ATTEMPT_RESULTS = ['succeeded', 'failed', 'abandoned'] as const;
+export type DeliveryAttemptResult = (typeof DELIVERY_ATTEMPT_RESULTS)[number];
+
+/**
+ * Every webhook attempt ever recorded, by result, across all companies. A full count: attempts
+ * are immutable history, so the totals only grow, like a counter's.
+ */
+export async function countDeliveryAttempts(db: SqlClient): Promise<Record<DeliveryAttemptResult, number>> {
+  const rows = await queryRows<{ result: DeliveryAttemptResult; attempts: number }>(
+    db,
+    `SELECT result, count(*)::float8 AS attempts FROM webhook_attempts GROUP BY result`,
+  );
+  const counts = { succeeded: 0, failed: 0, abandoned: 0 };
+  for (const row of rows) counts[row.result] = row.attempts;
+  return counts;
+}
