@@ -1,0 +1,33 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { AppModule } from './app.module';
+import { loadConfig } from './config';
+import { buildOpenApiDocument } from './openapi';
+
+/** The committed artifact, relative to the repository root; `npm run openapi` writes it. */
+export const OPENAPI_DOCUMENT_PATH = 'docs/openapi.json';
+export const OPENAPI_REGENERATE_COMMAND = 'npm run openapi';
+
+/**
+ * The OpenAPI document exactly as `/docs/openapi.json` serves it, built without a database:
+ * Nest's preview mode resolves the module graph and reads the route metadata but calls no
+ * constructor or factory, so the DataSource never connects (the URL below is never dialled).
+ */
+export async function generateOpenApiDocument(): Promise<OpenAPIObject> {
+  const config = loadConfig({ LOG_LEVEL: 'error', SEED_DEMO_COMPANY: 'false' });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, { url: 'postgres://openapi-preview.invalid/ledgerkey', embedded: undefined }),
+    { preview: true, logger: false, abortOnError: false, bodyParser: false },
+  );
+  try {
+    return buildOpenApiDocument(app);
+  } finally {
+    await app.close();
+  }
+}
+
+/** The file's bytes: two-space JSON in the document's own key order, with a final newline. */
+export function serializeOpenApiDocument(document: OpenAPIObject): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}

@@ -1,0 +1,214 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema, type OpenAPIObject } from '@nestjs/swagger';
+import { PROBLEM_KINDS, PROBLEM_TYPE_BASE, type ProblemCode } from './problem-details';
+
+const PROBLEM_CODES = Object.keys(PROBLEM_KINDS) as ProblemCode[];
+const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+const PROBLEM_SCHEMA_REF = '#/components/schemas/ProblemDetails';
+
+@ApiSchema({ name: 'ProblemFieldError' })
+export class ProblemFieldErrorView {
+  @ApiProperty({ example: 'lines[0].quantity' }) field: string;
+  @ApiProperty({ example: 'must be a decimal string greater than 0 with at most 4 decimals' })
+  message: string;
+}
+
+/** RFC 9457 problem details, as the problem+json filter renders every error. */
+@ApiSchema({
+  name: 'ProblemDetails',
+  description:
+    'RFC 9457 problem details (`application/problem+json`). Branch on `code`, which is stable; ' +
+    '`title` and `detail` are for people.',
+})
+export class ProblemDetailsView {
+  @ApiProperty({ format: 'uri', example: `${PROBLEM_TYPE_BASE}validation_failed` }) type: string;
+  @ApiProperty({ example: 'Request validation failed' }) title: string;
+  @ApiProperty({ type: 'integer', example: 400 }) status: number;
+  @ApiProperty({ example: 'lines[0].quantity: must be a decimal string greater than 0' }) detail: string;
+  @ApiProperty({ enum: PROBLEM_CODES, enumName: 'ProblemCode', example: 'validation_failed' })
+  code: ProblemCode;
+  @ApiProperty({ description: 'Also sent as the `X-Request-Id` header', example: 'req_3f1c0a7e' })
+  requestId: string;
+  @ApiPropertyOptional({ type: [ProblemFieldErrorView], description: 'With `validation_failed`' })
+  errors?: ProblemFieldErrorView[];
+  @ApiPropertyOptional({ format: 'uuid', description: 'With `order_already_invoiced`' })
+  existingInvoiceId?: string;
+  @ApiPropertyOptional({ format: 'uuid', description: 'With `payout_already_settled`' })
+  existingSettlementId?: string;
+  @ApiPropertyOptional({ format: 'uuid', description: 'With `purchase_invoice_duplicate`' })
+  existingPurchaseInvoiceId?: string;
+}
+
+export const PROBLEM_SCHEMA_MODELS = [ProblemDetailsView, ProblemFieldErrorView];
+
+const EXAMPLE_REQUEST_ID = 'req_3f1c0a7e';
+const EXAMPLE_ID = '9b2e4c1a-5d3f-4e8a-9c7b-1f2e3d4c5b6a';
+
+/** A representative detail (and documented extension fields) per code, for the examples. */
+const EXAMPLE_EXTRAS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
+  validation_failed: {
+    detail: 'lines[0].quantity: must be a decimal string greater than 0 with at most 4 decimals',
+    errors: [
+      {
+        field: 'lines[0].quantity',
+        message: 'must be a decimal string greater than 0 with at most 4 decimals',
+      },
+    ],
+  },
+  malformed_json: { detail: 'The request body is not valid JSON.' },
+  idempotency_key_missing: { detail: 'The Idempotency-Key header is required for this operation.' },
+  idempotency_key_invalid: {
+    detail: 'The Idempotency-Key header is invalid: at most 255 visible ASCII characters.',
+  },
+  unauthorized: { detail: 'A valid API key is required: send "Authorization: Bearer <api key>".' },
+  not_found: { detail: 'No such resource.' },
+  idempotency_key_in_use: {
+    detail: 'A request with this Idempotency-Key is still being processed, retry shortly.',
+  },
+  order_already_invoiced: {
+    detail: `Order order-1041 is already invoiced by invoice ${EXAMPLE_ID}.`,
+    existingInvoiceId: EXAMPLE_ID,
+  },
+  payout_already_settled: {
+    detail: `Payout po_1NxY is already settled by settlement ${EXAMPLE_ID}.`,
+    existingSettlementId: EXAMPLE_ID,
+  },
+  purchase_invoice_duplicate: {
+    detail: 'Supplier document 2026-117 of LT100009876543 is already recorded.',
+    existingPurchaseInvoiceId: EXAMPLE_ID,
+  },
+  idempotency_key_reused: { detail: 'Idempotency-Key was already used with a different request payload.' },
+  internal_error: { detail: 'An unexpected error occurred; it has been logged.' },
+  service_unavailable: { detail: 'The database is not reachable.' },
+};
+
+/** The code documented by default for a status when a response's description names none. */
+const DEFAULT_CODE: Record<number, ProblemCode> = {
+  400: 'validation_failed',
+  401: 'unauthorized',
+  404: 'not_found',
+  409: 'idempotency_key_in_use',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'idempotency_key_reused',
+  429: 'rate_limited',
+  500: 'internal_error',
+  503: 'service_unavailable',
+};
+
+export function problemExample(code: ProblemCode): Record<string, unknown> {
+  const kind = PROBLEM_KINDS[code];
+  return {
+    type: PROBLEM_TYPE_BASE + code,
+    title: kind.title,
+    status: kind.status,
+    detail: kind.title,
+    code,
+    requestId: EXAMPLE_REQUEST_ID,
+    ...EXAMPLE_EXTRAS[code],
+  };
+}
+
+interface ResponseObject {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, unknown> }>;
+}
+
+interface OperationObject {
+  parameters?: Array<{ in?: string; name?: string }>;
+  requestBody?: unknown;
+  security?: unknown[];
+  responses: Record<string, ResponseObject>;
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/**
+ * Documents the idempotency headers of every create's success, and makes every error answer of every operation concrete: the `ProblemDetails` schema under
+ * `application/problem+json` with one named example per problem code the response's
+ * description names (or the status's usual code), plus the answers every route can give —
+ * 400 where it takes input, 401 where it needs a key, 500 everywhere. Routes keep their own
+ * descriptions; nothing about a route has to be repeated in its controller.
+ */
+export function documentResponses(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of Object.values(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = (pathItem as Record<string, OperationObject | undefined>)[method];
+      if (!operation) continue;
+      addCommonErrors(operation);
+      if (isIdempotent(operation)) documentIdempotentSuccess(operation);
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) >= 400) describeProblem(Number(status), response);
+      }
+    }
+  }
+  return document;
+}
+
+function isIdempotent(operation: OperationObject): boolean {
+  return (operation.parameters ?? []).some((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+}
+
+/** The headers that tell a client what happened to its key, on every success of a create. */
+function documentIdempotentSuccess(operation: OperationObject): void {
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (Number(status) < 200 || Number(status) >= 300) continue;
+    response.headers = {
+      ...response.headers,
+      'Idempotent-Replayed': {
+        description: '`true` when this is the stored answer of an earlier request with the same key and body',
+        schema: { type: 'string', enum: ['true'] },
+      },
+      'Idempotency-Key-Expires': {
+        description: 'On a first execution: until when (HTTP date) a retry with this key replays',
+        schema: { type: 'string', example: 'Tue, 01 Dec 2026 12:00:00 GMT' },
+      },
+      Location: { description: 'The created resource', schema: { type: 'string' } },
+    };
+  }
+}
+
+function addCommonErrors(operation: OperationObject): void {
+  const { responses } = operation;
+  const takesInput =
+    operation.requestBody !== undefined || (operation.parameters ?? []).some((p) => p.in === 'query');
+  if (takesInput && !responses['400']) {
+    responses['400'] = { description: 'The request is invalid (`validation_failed`). Nothing is stored.' };
+  }
+  if ((operation.security ?? []).length > 0 && !responses['401']) {
+    responses['401'] = { description: 'Missing or unknown credentials (`unauthorized`)' };
+  }
+  if (!responses['500']) {
+    responses['500'] = {
+      description:
+        'Unexpected failure (`internal_error`): nothing was committed, the body names no internals. ' +
+        'Safe to retry with the same Idempotency-Key.',
+    };
+  }
+}
+
+function describeProblem(status: number, response: ResponseObject): void {
+  const named = [...response.description.matchAll(/`([a-z_]+)`/g)]
+    .map((match) => match[1] as ProblemCode)
+    .filter((code) => PROBLEM_KINDS[code]?.status === status);
+  const existing = response.content?.[PROBLEM_MEDIA_TYPE]?.example as { code?: ProblemCode } | undefined;
+  const codes = new Set<ProblemCode>();
+  if (existing?.code && PROBLEM_KINDS[existing.code]) codes.add(existing.code);
+  for (const code of named) codes.add(code);
+  const fallback = DEFAULT_CODE[status];
+  if (codes.size === 0 && fallback) codes.add(fallback);
+
+  const examples: Record<string, { summary: string; value: unknown }> = {};
+  for (const code of codes) {
+    examples[code] = {
+      summary: PROBLEM_KINDS[code].title,
+      value: code === existing?.code ? existing : problemExample(code),
+    };
+  }
+  response.content = {
+    [PROBLEM_MEDIA_TYPE]: {
+      schema: { $ref: PROBLEM_SCHEMA_REF },
+      ...(codes.size > 0 ? { examples } : {}),
+    },
+  };
+}

@@ -1,0 +1,14 @@
+export { LedgerkeyClient } from './ledgerkey-client.js';
+export type {
+  CallOptions,
+  CreateOptions,
+  CreateResult,
+  LedgerkeyClientOptions,
+  ListQuery,
+} from './ledgerkey-client.js';
+export { LedgerkeyApiError, LedgerkeyConnectionError } from './ledgerkey-api-error.js';
+export { DEFAULT_RETRY, isRetryableStatus } from './retry-policy.js';
+export type { RetryOptions } from './retry-policy.js';
+export type * from './generated/types.gen.js';
+/** The generated operations, one function per operationId (no retries): pass `{ client: ledgerkey.client }`. */
+export * as operations from './generated/sdk.gen.js';

@@ -1,0 +1,335 @@
+import { type Client, createClient, createConfig } from './generated/client/index.js';
+import {
+  createCreditNote,
+  createPurchaseInvoice,
+  createSalesInvoice,
+  createSettlement,
+  getCreditNote,
+  getEvent,
+  getPurchaseInvoice,
+  getSalesInvoice,
+  getSettlement,
+  getTrialBalance,
+  listCreditNotes,
+  listEvents,
+  listJournalEntries,
+  listPurchaseInvoices,
+  listSalesInvoices,
+  listSettlements,
+} from './generated/sdk.gen.js';
+import type {
+  CreditNoteListView,
+  CreditNoteView,
+  EventListView,
+  EventView,
+  InvoiceListView,
+  InvoiceView,
+  IssueCreditNoteDto,
+  IssueInvoiceDto,
+  JournalEntryListView,
+  PurchaseInvoiceListView,
+  PurchaseInvoiceView,
+  RecordPurchaseInvoiceDto,
+  RecordSettlementDto,
+  SettlementListView,
+  SettlementView,
+  TrialBalanceView,
+} from './generated/types.gen.js';
+import { LedgerkeyApiError, LedgerkeyConnectionError } from './ledgerkey-api-error.js';
+import {
+  backoffDelayMs,
+  DEFAULT_RETRY,
+  isRetryableStatus,
+  parseRetryAfterMs,
+  type ResolvedRetryOptions,
+  type RetryOptions,
+} from './retry-policy.js';
+
+export interface LedgerkeyClientOptions {
+  /** e.g. `http://127.0.0.1:3000` */
+  baseUrl: string;
+  /** Your company's API key (`lk_…`). */
+  apiKey: string;
+  retry?: RetryOptions;
+  /** One attempt is abandoned (and retried with the same key) after this long. Default 10000. */
+  timeoutMs?: number;
+  /** Default: the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Makes the key of a `create` called without one. Default: `crypto.randomUUID()`. */
+  generateKey?: () => string;
+  /** Waits between attempts (tests replace it). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Uniform in [0, 1): the jitter source (tests replace it). */
+  random?: () => number;
+}
+
+export interface CallOptions {
+  /** Cancels the call, its current attempt and any wait between attempts. */
+  signal?: AbortSignal;
+  /** Overrides the client's retry options for this call. */
+  retry?: RetryOptions;
+  timeoutMs?: number;
+}
+
+export interface CreateOptions extends CallOptions {
+  /**
+   * One key per logical operation, e.g. `order-1041-invoice`. Without one the SDK makes a
+   * UUID once for this call and reuses it on every attempt. Reuse the same key (and body) to
+   * retry an operation whose outcome you did not learn; never reuse it for another operation.
+   */
+  idempotencyKey?: string;
+  /**
+   * Called with the key before the first attempt, and awaited: persist it where a crash of
+   * your process cannot lose it. If it throws, nothing is sent.
+   */
+  onKey?: (idempotencyKey: string) => void | Promise<void>;
+}
+
+export interface CreateResult<T> {
+  /** The created resource (or, on a replay, the one created by the first request). */
+  data: T;
+  /** `true` when the server replayed the stored answer of an earlier request with this key. */
+  replayed: boolean;
+  idempotencyKey: string;
+  status: number;
+  requestId: string | undefined;
+  /** Until when a retry with this key replays (sent on first executions only). */
+  keyExpiresAt: Date | undefined;
+  /** Attempts this call made, the successful one included. */
+  attempts: number;
+}
+
+export interface ListQuery {
+  limit?: number;
+  /** The id of the last object of the previous page. */
+  startingAfter?: string;
+}
+
+/** What one attempt of the generated client returns (its "fields" response style). */
+interface AttemptResult<T> {
+  data?: T;
+  error?: unknown;
+  response?: Response;
+}
+
+type Attempt<T> = (signal: AbortSignal) => Promise<AttemptResult<T>>;
+
+interface Answer<T> {
+  data: T;
+  response: Response;
+  attempts: number;
+}
+
+/**
+ * The ledgerkey API with safe retries. Every `create` sends one Idempotency-Key for all of
+ * its attempts and retries network errors, timeouts, `409 idempotency_key_in_use` (after
+ * `Retry-After`), 429 and 5xx with capped exponential backoff and full jitter; any other
+ * error answer is thrown at once as a {@link LedgerkeyApiError}. Reads retry the same way.
+ */
+export class LedgerkeyClient {
+  readonly salesInvoices = {
+    create: (body: IssueInvoiceDto, options?: CreateOptions): Promise<CreateResult<InvoiceView>> =>
+      this.create(options, (key, signal) =>
+        createSalesInvoice({ client: this.client, body, headers: { 'Idempotency-Key': key }, signal }),
+      ),
+    get: (id: string, options?: CallOptions): Promise<InvoiceView> =>
+      this.read(options, (signal) => getSalesInvoice({ client: this.client, path: { id }, signal })),
+    list: (query?: ListQuery, options?: CallOptions): Promise<InvoiceListView> =>
+      this.read(options, (signal) => listSalesInvoices({ client: this.client, query, signal })),
+  };
+
+  readonly creditNotes = {
+    create: (body: IssueCreditNoteDto, options?: CreateOptions): Promise<CreateResult<CreditNoteView>> =>
+      this.create(options, (key, signal) =>
+        createCreditNote({ client: this.client, body, headers: { 'Idempotency-Key': key }, signal }),
+      ),
+    get: (id: string, options?: CallOptions): Promise<CreditNoteView> =>
+      this.read(options, (signal) => getCreditNote({ client: this.client, path: { id }, signal })),
+    list: (query?: ListQuery, options?: CallOptions): Promise<CreditNoteListView> =>
+      this.read(options, (signal) => listCreditNotes({ client: this.client, query, signal })),
+  };
+
+  readonly settlements = {
+    create: (body: RecordSettlementDto, options?: CreateOptions): Promise<CreateResult<SettlementView>> =>
+      this.create(options, (key, signal) =>
+        createSettlement({ client: this.client, body, headers: { 'Idempotency-Key': key }, signal }),
+      ),
+    get: (id: string, options?: CallOptions): Promise<SettlementView> =>
+      this.read(options, (signal) => getSettlement({ client: this.client, path: { id }, signal })),
+    list: (query?: ListQuery, options?: CallOptions): Promise<SettlementListView> =>
+      this.read(options, (signal) => listSettlements({ client: this.client, query, signal })),
+  };
+
+  readonly purchaseInvoices = {
+    create: (
+      body: RecordPurchaseInvoiceDto,
+      options?: CreateOptions,
+    ): Promise<CreateResult<PurchaseInvoiceView>> =>
+      this.create(options, (key, signal) =>
+        createPurchaseInvoice({ client: this.client, body, headers: { 'Idempotency-Key': key }, signal }),
+      ),
+    get: (id: string, options?: CallOptions): Promise<PurchaseInvoiceView> =>
+      this.read(options, (signal) => getPurchaseInvoice({ client: this.client, path: { id }, signal })),
+    list: (query?: ListQuery, options?: CallOptions): Promise<PurchaseInvoiceListView> =>
+      this.read(options, (signal) => listPurchaseInvoices({ client: this.client, query, signal })),
+  };
+
+  readonly events = {
+    get: (id: string, options?: CallOptions): Promise<EventView> =>
+      this.read(options, (signal) => getEvent({ client: this.client, path: { id }, signal })),
+    list: (query?: ListQuery, options?: CallOptions): Promise<EventListView> =>
+      this.read(options, (signal) => listEvents({ client: this.client, query, signal })),
+  };
+
+  readonly ledger = {
+    entries: (query?: ListQuery, options?: CallOptions): Promise<JournalEntryListView> =>
+      this.read(options, (signal) => listJournalEntries({ client: this.client, query, signal })),
+    trialBalance: (options?: CallOptions): Promise<TrialBalanceView> =>
+      this.read(options, (signal) => getTrialBalance({ client: this.client, signal })),
+  };
+
+  /** The generated low-level client (configured with base URL and API key), for anything not wrapped here. */
+  readonly client: Client;
+  private readonly retry: ResolvedRetryOptions;
+  private readonly timeoutMs: number;
+  private readonly generateKey: () => string;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(options: LedgerkeyClientOptions) {
+    this.client = createClient(
+      createConfig({
+        baseUrl: options.baseUrl.replace(/\/+$/, ''),
+        auth: options.apiKey,
+        fetch: options.fetch,
+      }),
+    );
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.generateKey = options.generateKey ?? (() => globalThis.crypto.randomUUID());
+    this.sleep = options.sleep ?? abortableSleep;
+    this.random = options.random ?? Math.random;
+  }
+
+  private async create<T>(
+    options: CreateOptions | undefined,
+    attempt: (idempotencyKey: string, signal: AbortSignal) => Promise<AttemptResult<T>>,
+  ): Promise<CreateResult<T>> {
+    // The key is fixed here, once per logical call, before anything is sent.
+    const idempotencyKey = options?.idempotencyKey ?? this.generateKey();
+    await options?.onKey?.(idempotencyKey);
+    const answer = await this.send(options, (signal) => attempt(idempotencyKey, signal), idempotencyKey);
+    const headers = answer.response.headers;
+    const expires = headers.get('idempotency-key-expires');
+    return {
+      data: answer.data,
+      replayed: headers.get('idempotent-replayed') === 'true',
+      idempotencyKey,
+      status: answer.response.status,
+      requestId: headers.get('x-request-id') ?? undefined,
+      keyExpiresAt: expires === null || Number.isNaN(Date.parse(expires)) ? undefined : new Date(expires),
+      attempts: answer.attempts,
+    };
+  }
+
+  private async read<T>(options: CallOptions | undefined, attempt: Attempt<T>): Promise<T> {
+    return (await this.send(options, attempt, undefined)).data;
+  }
+
+  /**
+   * Runs attempts until one gets a final answer.
+   * @throws LedgerkeyApiError on a non-retryable error answer, or the last retryable one
+   * @throws LedgerkeyConnectionError when the last attempt got no answer at all
+   * @throws the signal's reason when the caller aborts
+   */
+  private async send<T>(
+    options: CallOptions | undefined,
+    attempt: Attempt<T>,
+    idempotencyKey: string | undefined,
+  ): Promise<Answer<T>> {
+    const retry = { ...this.retry, ...options?.retry };
+    const timeoutMs = options?.timeoutMs ?? this.timeoutMs;
+    const callerSignal = options?.signal;
+    for (let attempts = 1; ; attempts += 1) {
+      callerSignal?.throwIfAborted();
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
+      let failure: LedgerkeyApiError | LedgerkeyConnectionError;
+      let waitMs: number;
+      try {
+        const result = await attempt(signal);
+        const { response } = result;
+        if (response && result.error === undefined) {
+          return { data: result.data as T, response, attempts };
+        }
+        if (response && !response.ok && isAnswerBody(result.error)) {
+          const retryAfterMs = parseRetryAfterMs(response.headers.get('retry-after'));
+          failure = new LedgerkeyApiError({
+            status: response.status,
+            problem: result.error,
+            requestId: response.headers.get('x-request-id'),
+            retryAfterSeconds: retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000),
+            idempotencyKey,
+            attempts,
+          });
+          if (!isRetryableStatus(failure.status, failure.code)) throw failure;
+          if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) throw failure;
+          waitMs = Math.max(retryAfterMs ?? 0, backoffDelayMs(attempts - 1, retry, this.random));
+        } else {
+          // No answer, or the answer was cut off while its body was read: the outcome is unknown.
+          failure = connectionFailure(result.error, idempotencyKey, attempts, timeout.aborted);
+          waitMs = backoffDelayMs(attempts - 1, retry, this.random);
+        }
+      } catch (error) {
+        if (error instanceof LedgerkeyApiError) throw error;
+        failure = connectionFailure(error, idempotencyKey, attempts, timeout.aborted);
+        waitMs = backoffDelayMs(attempts - 1, retry, this.random);
+      }
+      if (callerSignal?.aborted) throw callerSignal.reason;
+      if (attempts >= retry.maxAttempts) throw failure;
+      await this.sleep(waitMs, callerSignal);
+    }
+  }
+}
+
+/** The parsed body of an error answer: a JSON object (problem details) or text. */
+function isAnswerBody(error: unknown): boolean {
+  if (typeof error === 'string') return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const prototype = Object.getPrototypeOf(error) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+function connectionFailure(
+  cause: unknown,
+  idempotencyKey: string | undefined,
+  attempts: number,
+  timedOut: boolean,
+): LedgerkeyConnectionError {
+  const reason = timedOut
+    ? 'the attempt timed out'
+    : `${String((cause as { message?: unknown } | undefined)?.message ?? cause)}`;
+  return new LedgerkeyConnectionError(
+    `no answer from the ledgerkey API: ${reason}`,
+    idempotencyKey,
+    attempts,
+    {
+      cause,
+    },
+  );
+}
+
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
