@@ -6,7 +6,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY . .
-RUN npx nest build api && npm prune --omit=dev --ignore-scripts
+RUN npx nest build api && npx nest build worker && npm prune --omit=dev --ignore-scripts
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000

@@ -2,10 +2,12 @@ import type { MigrationInterface } from 'typeorm';
 import { InitialSchema1764500000000 } from './1764500000000-initial-schema';
 import { CreditNotesSettlementsPurchases1764600000000 } from './1764600000000-credit-notes-settlements-purchases';
 import { Events1764700000000 } from './1764700000000-events';
+import { Webhooks1764800000000 } from './1764800000000-webhooks';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
   InitialSchema1764500000000,
   CreditNotesSettlementsPurchases1764600000000,
   Events1764700000000,
+  Webhooks1764800000000,
 ];

@@ -16,7 +16,7 @@ const LISTENING = /ledgerkey listening on (http:\/\/\S+)/;
  * `nest build` empties dist/ first: a child starting during someone's build would load a
  * half-written dist/. Startup takes it shared; once listening, every module is loaded.
  */
-const BUILD_LOCK = '/tmp/ledgerkey-build.lock';
+export const BUILD_LOCK = '/tmp/ledgerkey-build.lock';
 const OUTPUT_LINES_KEPT = 200;
 
 export interface ExitStatus {
@@ -63,6 +63,9 @@ export async function startApiProcess(options: ApiProcessOptions = {}): Promise<
     ADMIN_API_TOKEN: API_PROCESS_ADMIN_TOKEN,
     SEED_DEMO_COMPANY: 'false',
     LOG_LEVEL: 'warn',
+    // Webhook workers are started explicitly by the tests that need one (worker-process.ts): a
+    // worker inside an API process that a crash test SIGKILLs could abandon other tests' deliveries.
+    RUN_WORKER: 'false',
     ...options.env,
   };
   const release = await holdSharedLock(BUILD_LOCK);
@@ -173,7 +176,7 @@ function freePort(): Promise<number> {
  * Holds a shared flock(1) on `path` until the returned function is called. Without the
  * flock tool (or when it fails) startup goes ahead unlocked.
  */
-function holdSharedLock(path: string): Promise<() => Promise<void>> {
+export function holdSharedLock(path: string): Promise<() => Promise<void>> {
   return new Promise((resolveLock) => {
     const holder = spawn('flock', ['--shared', path, '--command', 'echo locked && exec cat'], {
       stdio: ['pipe', 'pipe', 'ignore'],

@@ -7,9 +7,12 @@ import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PurchasingModule } from '@ledgerkey/purchasing';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
+import { WebhooksModule } from '@ledgerkey/webhooks';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
+import { JobRunnerModule } from '../../worker/src/job-runner.module';
+import { webhookOptionsOf } from '../../worker/src/worker-config';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
 import { APP_CONFIG, type AppConfig } from './config';
@@ -17,13 +20,17 @@ import type { DatabaseHandle } from './database-bootstrap';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { EventsController } from './events/events.controller';
 import { HealthController } from './health/health.controller';
+import { LoggingModule } from './logging/logging.module';
+import { IdempotencyMetrics } from './metrics/idempotency.metrics';
+import { MetricsModule } from './metrics/metrics.module';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
 import { SettlementsController } from './settlements/settlements.controller';
+import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
 import { renderProblem, problemCodeOf } from './problem-details';
 import { ProblemDetailsFilter } from './problem-details.filter';
-import { newRequestId, requestIdOf } from './request-id';
+import { requestIdFor, requestIdOf } from './request-id';
 import { requestValidationPipe, RequestValidationError } from './request-validation';
 
 @Module({})
@@ -32,12 +39,14 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        LoggingModule.forRoot(config.logLevel),
+        MetricsModule,
         ClsModule.forRoot({
           global: true,
           middleware: {
             mount: true,
             generateId: true,
-            idGenerator: newRequestId,
+            idGenerator: requestIdFor,
             setup: (cls, _request: Request, response: { setHeader(name: string, value: string): void }) =>
               response.setHeader('X-Request-Id', cls.getId()),
           },
@@ -55,9 +64,16 @@ export class AppModule {
         OutboxModule,
         InvoicingModule,
         PurchasingModule,
+        WebhooksModule.forRoot(webhookOptionsOf(config)),
+        // Idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
+        JobRunnerModule,
         IdempotencyModule.forRootAsync({
-          useFactory: () => ({
+          imports: [MetricsModule],
+          inject: [IdempotencyMetrics],
+          useFactory: (metrics: IdempotencyMetrics) => ({
             ttlSeconds: config.idempotencyKeyTtlSeconds,
+            benchmarkBypass: config.benchmarkDisableIdempotency,
+            observer: metrics,
             resolveScope: (request) => {
               const company = companyOf(request);
               return { tenantId: company.id, context: company };
@@ -87,6 +103,7 @@ export class AppModule {
         SettlementsController,
         LedgerController,
         EventsController,
+        WebhookEndpointsController,
         AdminController,
         HealthController,
       ],

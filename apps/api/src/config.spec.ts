@@ -13,7 +13,42 @@ describe('loadConfig', () => {
       requestBodyLimitBytes: 1_048_576,
       seedDemoCompany: true,
       logLevel: 'log',
+      runWorker: true,
+      workerConcurrency: 5,
+      webhookSweepIntervalMs: 30_000,
+      webhookAllowPrivateTargets: false,
+      webhookRetryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      webhookTimeoutMs: 10_000,
+      webhookLeaseMs: 60_000,
+      benchmarkDisableIdempotency: false,
     });
+  });
+
+  it('reads the worker and webhook variables', () => {
+    expect(
+      loadConfig({
+        RUN_WORKER: 'false',
+        WORKER_CONCURRENCY: '2',
+        WEBHOOK_SWEEP_INTERVAL_MS: '500',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_RETRY_SCHEDULE: '1, 1,2',
+        WEBHOOK_TIMEOUT_MS: '1000',
+        WEBHOOK_LEASE_SECONDS: '3',
+      }),
+    ).toMatchObject({
+      runWorker: false,
+      workerConcurrency: 2,
+      webhookSweepIntervalMs: 500,
+      webhookAllowPrivateTargets: true,
+      webhookRetryScheduleSeconds: [1, 1, 2],
+      webhookTimeoutMs: 1000,
+      webhookLeaseMs: 3000,
+    });
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,,10' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,-1' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+    expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: '10000', WEBHOOK_LEASE_SECONDS: '10' })).toThrow(
+      /WEBHOOK_LEASE_SECONDS must exceed WEBHOOK_TIMEOUT_MS/,
+    );
   });
 
   it('treats empty variables as unset', () => {

@@ -14,6 +14,20 @@ export interface AppConfig {
   requestBodyLimitBytes: number;
   seedDemoCompany: boolean;
   logLevel: 'error' | 'warn' | 'log' | 'debug';
+  /** RUN_WORKER: run the job worker (webhook delivery) inside the API process. */
+  runWorker: boolean;
+  /** Jobs one worker process runs at once. */
+  workerConcurrency: number;
+  /** How often each worker process sweeps for deliveries a dead worker left (ms). */
+  webhookSweepIntervalMs: number;
+  webhookAllowPrivateTargets: boolean;
+  /** Delays between delivery attempts, seconds; the last one is followed by `failed`. */
+  webhookRetryScheduleSeconds: number[];
+  webhookTimeoutMs: number;
+  /** How long a worker owns a delivery for one attempt; longer than the timeout. */
+  webhookLeaseMs: number;
+  /** BENCHMARK_DISABLE_IDEMPOTENCY: benchmark only, measures the idempotency layer's cost. */
+  benchmarkDisableIdempotency: boolean;
 }
 
 export class ConfigError extends Error {
@@ -62,6 +76,24 @@ export function loadConfig(env: Env): AppConfig {
     problems.push('LOG_LEVEL must be one of error, warn, log, debug');
   }
 
+  const retrySchedule = (name: string, fallback: number[]): number[] => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const parts = raw.split(',').map((part) => part.trim());
+    if (parts.length > 50 || !parts.every((part) => /^\d{1,7}$/.test(part) && Number(part) <= 30 * 86_400)) {
+      problems.push(
+        `${name} must be 1–50 comma-separated delays in seconds, each 0 to 2592000 (got "${raw}")`,
+      );
+      return fallback;
+    }
+    return parts.map(Number);
+  };
+  const webhookTimeoutMs = integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000);
+  const webhookLeaseMs = integer('WEBHOOK_LEASE_SECONDS', 60, 1, 3600) * 1000;
+  if (webhookLeaseMs < webhookTimeoutMs + 1000) {
+    problems.push('WEBHOOK_LEASE_SECONDS must exceed WEBHOOK_TIMEOUT_MS by at least one second');
+  }
+
   const config: AppConfig = {
     port: integer('PORT', 3000, 0, 65535),
     host: optional('HOST') ?? '127.0.0.1',
@@ -73,6 +105,17 @@ export function loadConfig(env: Env): AppConfig {
     requestBodyLimitBytes: integer('REQUEST_BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
     seedDemoCompany: boolean('SEED_DEMO_COMPANY', true),
     logLevel: logLevel as AppConfig['logLevel'],
+    runWorker: boolean('RUN_WORKER', true),
+    workerConcurrency: integer('WORKER_CONCURRENCY', 5, 1, 100),
+    webhookSweepIntervalMs: integer('WEBHOOK_SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
+    webhookAllowPrivateTargets: boolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    webhookRetryScheduleSeconds: retrySchedule(
+      'WEBHOOK_RETRY_SCHEDULE',
+      [5, 300, 1800, 7200, 18000, 36000, 36000],
+    ),
+    webhookTimeoutMs,
+    webhookLeaseMs,
+    benchmarkDisableIdempotency: boolean('BENCHMARK_DISABLE_IDEMPOTENCY', false),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

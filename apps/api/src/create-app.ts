@@ -4,6 +4,7 @@ import { AppModule } from './app.module';
 import type { AppConfig } from './config';
 import type { DatabaseHandle } from './database-bootstrap';
 import { jsonBody } from './json-body';
+import { setupObservability } from './observability';
 import { setupOpenApi } from './openapi';
 
 /** The HTTP application exactly as production runs it (tests use this too). */
@@ -14,7 +15,10 @@ export async function createApp(
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, database), {
     bodyParser: false,
     logger: logLevels(config.logLevel),
+    // Held until setupObservability installs the JSON logger, so boot lines are JSON too.
+    bufferLogs: true,
   });
+  setupObservability(app);
   app.use(jsonBody(config.requestBodyLimitBytes));
   app.disable('x-powered-by');
   setupOpenApi(app);

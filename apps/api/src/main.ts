@@ -4,6 +4,8 @@ import { ConfigError, loadConfig } from './config';
 import { createApp, logLevels } from './create-app';
 import { prepareDatabase } from './database-bootstrap';
 import { ensureDemoCompany } from './demo-company';
+import { JobRunner } from '../../worker/src/job-runner';
+import { jobRunnerOptionsOf } from '../../worker/src/worker-config';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -12,6 +14,8 @@ async function main(): Promise<void> {
   const database = await prepareDatabase(config, logger);
   const app = await createApp(config, database);
   await app.listen(config.port, config.host);
+  // Zero-setup: the job worker (webhook delivery) runs in this process unless RUN_WORKER=false.
+  if (config.runWorker) await app.get(JobRunner).start(jobRunnerOptionsOf(config, database.url));
   const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${(app.getHttpServer().address() as { port: number }).port}`;
 
   const demo = config.seedDemoCompany ? await ensureDemoCompany(app) : null;

@@ -32,10 +32,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (!response.hasHeader('X-Request-Id')) response.setHeader('X-Request-Id', requestId);
     const problem = renderProblem(error, requestId);
     if (problem.status >= 500) {
-      this.logger.error(
-        `${request.method} ${request.originalUrl} failed (${String(problem.body.requestId)})`,
-        error instanceof Error ? error.stack : String(error),
-      );
+      // The error itself, not its stack string: the JSON logger writes its cause chain too.
+      this.logger.error({ err: error, requestId }, `${request.method} ${request.originalUrl} failed`);
     }
     response
       .status(problem.status)

@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
-const PROBLEM_TYPE_BASE = 'https://docs.ledgerkey.dev/errors/';
+export const PROBLEM_TYPE_BASE = 'https://docs.ledgerkey.dev/errors/';
 
 interface ProblemKind {
   status: number;
@@ -12,7 +12,7 @@ interface ProblemKind {
  * Every error code the API answers with, and its HTTP status. Exhaustive: an error whose
  * code is not here is a programming mistake and answers 500 internal_error.
  */
-const PROBLEM_KINDS = {
+export const PROBLEM_KINDS = {
   validation_failed: { status: 400, title: 'Request validation failed' },
   malformed_json: { status: 400, title: 'Malformed JSON body' },
   idempotency_key_missing: { status: 400, title: 'Idempotency-Key missing' },
@@ -31,6 +31,7 @@ const PROBLEM_KINDS = {
   credit_exceeds_invoice: { status: 422, title: 'Credit exceeds invoice' },
   credit_note_empty: { status: 422, title: 'Credit note is empty' },
   allocation_exceeds_outstanding: { status: 422, title: 'Allocation exceeds outstanding amount' },
+  webhook_url_forbidden: { status: 422, title: 'Webhook URL not allowed' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },

@@ -6,3 +6,5 @@ export type { EmbeddedPostgresHandle, EmbeddedPostgresOptions } from './embedded
 export { TransactionHost, Transactional, Propagation } from '@nestjs-cls/transactional';
 export type { TransactionalAdapterTypeOrm as TypeOrmTransactionalAdapter } from '@nestjs-cls/transactional-adapter-typeorm';
 export { isUniqueViolation, constraintName } from './postgres-errors';
+export { queryRows } from './sql-client';
+export type { PgQueryable, SqlClient } from './sql-client';

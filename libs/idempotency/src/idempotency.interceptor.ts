@@ -16,7 +16,17 @@ import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { fingerprintOf } from './fingerprint';
 import { parseIdempotencyKey } from './idempotency-key';
-import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from './idempotency.errors';
+import {
+  IdempotencyKeyInUseError,
+  IdempotencyKeyInvalidError,
+  IdempotencyKeyMissingError,
+  IdempotencyKeyReusedError,
+} from './idempotency.errors';
+import {
+  IDEMPOTENCY_OBSERVER,
+  type IdempotencyObserver,
+  type IdempotencyOutcome,
+} from './idempotency.observer';
 import {
   IDEMPOTENCY_OPTIONS,
   type FingerprintSource,
@@ -24,10 +34,28 @@ import {
   type RecordedResponse,
 } from './idempotency.options';
 import { IdempotencyRecordRepository, type IdempotencyKeyRef } from './idempotency-record.repository';
-import { IDEMPOTENT_ROUTE, VALIDATED_BODY, type IdempotentRouteOptions } from './idempotent-route';
+import {
+  IDEMPOTENT_REQUEST,
+  IDEMPOTENT_ROUTE,
+  VALIDATED_BODY,
+  type IdempotentRequest,
+  type IdempotentRouteOptions,
+} from './idempotent-route';
 import { RecordedResponseReplay } from './recorded-response';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+type IdempotentHttpRequest = Request & {
+  [VALIDATED_BODY]?: object;
+  [IDEMPOTENT_REQUEST]?: IdempotentRequest;
+};
+
+/** What one keyed transaction produced: the response to send and how it came about. */
+interface KeyedResult {
+  recorded: RecordedResponse;
+  expiresAt: Date;
+  outcome: Extract<IdempotencyOutcome, 'executed' | 'replayed' | 'business_rejection'>;
+}
 
 /**
  * Runs an `@Idempotent` route:
@@ -37,6 +65,7 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  *    savepoint, store the response, commit;
  * 3. business rejections roll back to the savepoint and are stored like successes;
  *    anything else rolls back everything and leaves no trace.
+ * Each request's outcome goes to the observer; the request is annotated for `idempotentRequestOf`.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -45,41 +74,51 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly records: IdempotencyRecordRepository,
     private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>,
     @Inject(IDEMPOTENCY_OPTIONS) private readonly options: IdempotencyModuleOptions,
+    @Inject(IDEMPOTENCY_OBSERVER) private readonly observer: IdempotencyObserver,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const route = this.reflector.get<IdempotentRouteOptions>(IDEMPOTENT_ROUTE, context.getHandler());
     const http = context.switchToHttp();
-    return from(this.run(route, http.getRequest<Request>(), http.getResponse<Response>(), next));
+    const request = http.getRequest<IdempotentHttpRequest>();
+    request[IDEMPOTENT_REQUEST] = { operation: route.operation };
+    const body = this.run(route, request, http.getResponse<Response>(), next).catch((error: unknown) => {
+      const refusal = refusalOutcomeOf(error);
+      if (refusal) this.observer.observe(route.operation, refusal);
+      throw error;
+    });
+    return from(body);
   }
 
   private async run(
     route: IdempotentRouteOptions,
-    request: Request & { [VALIDATED_BODY]?: object },
+    request: IdempotentHttpRequest,
     response: Response,
     next: CallHandler,
   ): Promise<string> {
     const key = parseIdempotencyKey(request.headers['idempotency-key']);
+    request[IDEMPOTENT_REQUEST] = { operation: route.operation, key };
     const body = await this.options.validateBody(request.body, route.body);
     request[VALIDATED_BODY] = body;
+    if (this.options.benchmarkBypass === true) return this.runWithoutIdempotency(response, next);
     const scope = this.options.resolveScope(request);
     const ref: IdempotencyKeyRef = { tenantId: scope.tenantId, operation: route.operation, key };
     const fingerprint = fingerprintOf(
       isFingerprintSource(body) ? body.fingerprintPayload(scope.context) : body,
     );
 
-    const outcome = await this.txHost
-      .withTransaction(async () => {
+    const result = await this.txHost
+      .withTransaction(async (): Promise<KeyedResult> => {
         if (!(await this.records.tryLock(ref))) throw new IdempotencyKeyInUseError();
         const existing = await this.records.findLive(ref);
         if (existing) {
           if (!existing.fingerprint.equals(fingerprint)) throw new IdempotencyKeyReusedError();
-          return { recorded: existing.response, expiresAt: existing.expiresAt, replayed: true };
+          return { recorded: existing.response, expiresAt: existing.expiresAt, outcome: 'replayed' };
         }
         const expiresAt = new Date(Date.now() + this.options.ttlSeconds * 1000);
-        const recorded = await this.execute(route, request, next);
+        const { recorded, outcome } = await this.execute(route, request, next);
         await this.records.insert(ref, fingerprint, recorded, expiresAt);
-        return { recorded, expiresAt, replayed: false };
+        return { recorded, expiresAt, outcome };
       })
       .catch((error: unknown) => {
         // Lost the race on the primary key (e.g. an advisory-lock hash collision): the other
@@ -89,20 +128,34 @@ export class IdempotencyInterceptor implements NestInterceptor {
         }
         throw error;
       });
+    // After the commit: an outcome that wrote is only reported once it is durable.
+    this.observer.observe(route.operation, result.outcome);
 
+    const replayed = result.outcome === 'replayed';
     const headers: Record<string, string> = {
-      ...outcome.recorded.headers,
-      'Idempotency-Key-Expires': outcome.expiresAt.toUTCString(),
+      ...result.recorded.headers,
+      'Idempotency-Key-Expires': result.expiresAt.toUTCString(),
     };
-    if (outcome.replayed) headers['Idempotent-Replayed'] = 'true';
-    if (outcome.replayed || outcome.recorded.status !== route.status) {
+    if (replayed) headers['Idempotent-Replayed'] = 'true';
+    if (replayed || result.recorded.status !== route.status) {
       // Nest would overwrite the status with the route's own; the exception filter writes
       // recorded responses verbatim instead.
-      throw new RecordedResponseReplay({ ...outcome.recorded, headers });
+      throw new RecordedResponseReplay({ ...result.recorded, headers });
     }
     response.set(headers);
     response.type(JSON_CONTENT_TYPE);
-    return outcome.recorded.body;
+    return result.recorded.body;
+  }
+
+  /**
+   * Benchmark only (BENCHMARK_DISABLE_IDEMPOTENCY): the same validated body and handler in a plain
+   * transaction, with no lock, lookup or stored record, so `npm run bench` can measure what the
+   * idempotency layer costs. Never enabled in a deployment.
+   */
+  private async runWithoutIdempotency(response: Response, next: CallHandler): Promise<string> {
+    const result: unknown = await this.txHost.withTransaction(() => lastValueFrom(next.handle()));
+    response.type(JSON_CONTENT_TYPE);
+    return JSON.stringify(result);
   }
 
   /**
@@ -113,20 +166,30 @@ export class IdempotencyInterceptor implements NestInterceptor {
     route: IdempotentRouteOptions,
     request: Request,
     next: CallHandler,
-  ): Promise<RecordedResponse> {
+  ): Promise<Pick<KeyedResult, 'recorded' | 'outcome'>> {
     try {
       return await this.txHost.withTransaction(Propagation.Nested, async () => {
         const result: unknown = await lastValueFrom(next.handle());
         const headers: Record<string, string> = {};
         if (route.location) headers.Location = route.location(result);
-        return { status: route.status, headers, body: JSON.stringify(result) };
+        const recorded = { status: route.status, headers, body: JSON.stringify(result) };
+        return { recorded, outcome: 'executed' as const };
       });
     } catch (error) {
       const recorded = this.options.renderOutcome(error, request);
       if (recorded === null) throw error;
-      return recorded;
+      return { recorded, outcome: 'business_rejection' };
     }
   }
+}
+
+/** The outcome of a request the idempotency layer refused; undefined for any other error. */
+function refusalOutcomeOf(error: unknown): IdempotencyOutcome | undefined {
+  if (error instanceof IdempotencyKeyMissingError) return 'missing_key';
+  if (error instanceof IdempotencyKeyInvalidError) return 'invalid_key';
+  if (error instanceof IdempotencyKeyReusedError) return 'payload_mismatch';
+  if (error instanceof IdempotencyKeyInUseError) return 'in_flight';
+  return undefined;
 }
 
 function isFingerprintSource(value: object): value is FingerprintSource {

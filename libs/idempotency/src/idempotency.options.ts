@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import type { Request } from 'express';
+import type { IdempotencyObserver } from './idempotency.observer';
 
 export const IDEMPOTENCY_OPTIONS = Symbol('IDEMPOTENCY_OPTIONS');
 
@@ -20,6 +21,8 @@ export interface IdempotencyScope {
 export interface IdempotencyModuleOptions {
   /** Replay window in seconds (IDEMPOTENCY_KEY_TTL). */
   ttlSeconds: number;
+  /** Benchmark only: run routes without the idempotency layer to measure its cost. */
+  benchmarkBypass?: boolean;
   /** The authenticated tenant of a request; runs after guards. */
   resolveScope(request: Request): IdempotencyScope;
   /**
@@ -34,6 +37,8 @@ export interface IdempotencyModuleOptions {
    * no trace (unexpected errors, 5xx), which are rethrown after the rollback.
    */
   renderOutcome(error: unknown, request: Request): RecordedResponse | null;
+  /** Told every request's outcome and every purge (for metrics). Default: observes nothing. */
+  observer?: IdempotencyObserver;
 }
 
 /**

@@ -6,6 +6,21 @@ export const IDEMPOTENT_ROUTE = Symbol('IDEMPOTENT_ROUTE');
 /** Where the interceptor leaves the validated DTO for `@IdempotentBody()`. */
 export const VALIDATED_BODY = Symbol('VALIDATED_BODY');
 
+/** Where the interceptor leaves the operation and key of the request, for `idempotentRequestOf`. */
+export const IDEMPOTENT_REQUEST = Symbol('IDEMPOTENT_REQUEST');
+
+/** What the idempotency layer knows about a request, e.g. for request logs. */
+export interface IdempotentRequest {
+  operation: string;
+  /** The parsed key; absent while unread, and when the header was missing or invalid. */
+  key?: string;
+}
+
+/** The operation and key of an `@Idempotent` request; undefined for any other request. */
+export function idempotentRequestOf(request: object): IdempotentRequest | undefined {
+  return (request as { [IDEMPOTENT_REQUEST]?: IdempotentRequest })[IDEMPOTENT_REQUEST];
+}
+
 export interface IdempotentRouteOptions<TResult = unknown> {
   /** The operation part of the key scope, e.g. `sales.invoices.create`. */
   operation: string;

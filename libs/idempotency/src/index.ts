@@ -1,6 +1,7 @@
 export { IdempotencyModule } from './idempotency.module';
 export { Idempotent, IdempotentBody } from './idempotent.decorator';
-export type { IdempotentRouteOptions } from './idempotent-route';
+export { idempotentRequestOf } from './idempotent-route';
+export type { IdempotentRequest, IdempotentRouteOptions } from './idempotent-route';
 export { IdempotencyInterceptor, JSON_CONTENT_TYPE } from './idempotency.interceptor';
 export type {
   FingerprintSource,
@@ -8,6 +9,12 @@ export type {
   IdempotencyScope,
   RecordedResponse,
 } from './idempotency.options';
+export {
+  IDEMPOTENCY_OBSERVER,
+  IDEMPOTENCY_OUTCOMES,
+  NO_OP_IDEMPOTENCY_OBSERVER,
+} from './idempotency.observer';
+export type { IdempotencyObserver, IdempotencyOutcome } from './idempotency.observer';
 export { RecordedResponseReplay } from './recorded-response';
 export {
   IdempotencyKeyInUseError,
@@ -17,3 +24,8 @@ export {
 } from './idempotency.errors';
 export { parseIdempotencyKey, IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency-key';
 export { fingerprintOf } from './fingerprint';
+export {
+  purgeExpiredIdempotencyRecords,
+  PURGE_IDEMPOTENCY_KEYS_TASK,
+} from './purge-expired-idempotency-records';
+export type { PurgeOptions } from './purge-expired-idempotency-records';

@@ -1,6 +1,13 @@
 export { LedgerModule } from './ledger.module';
 export { JournalRepository } from './journal.repository';
-export type { JournalEntryView, TrialBalanceRow } from './journal.repository';
+export {
+  JournalEntryListView,
+  JournalEntryView,
+  JournalLineView,
+  TrialBalanceRow,
+  TrialBalanceTotalView,
+  TrialBalanceView,
+} from './ledger.view';
 export { Account } from './accounts';
 export type { AccountCode } from './accounts';
 export type { JournalEntryDraft, JournalLine } from './journal-entry';

@@ -7,26 +7,7 @@ import {
   type TypeOrmTransactionalAdapter,
 } from '@ledgerkey/database';
 import { balancedLines, type JournalEntryDraft } from './journal-entry';
-
-export interface JournalEntryView {
-  id: string;
-  object: 'journal_entry';
-  currency: string;
-  sourceType: string;
-  sourceId: string;
-  memo: string;
-  postedAt: string;
-  lines: Array<{ account: string; debit: number; credit: number }>;
-}
-
-export interface TrialBalanceRow {
-  account: string;
-  currency: string;
-  debitTotal: number;
-  creditTotal: number;
-  /** debitTotal − creditTotal */
-  balance: number;
-}
+import type { JournalEntryView, TrialBalanceRow } from './ledger.view';
 
 interface EntryRow {
   id: string;

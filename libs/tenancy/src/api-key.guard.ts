@@ -31,9 +31,14 @@ export class ApiKeyGuard implements CanActivate {
 
 /** The company authenticated by `ApiKeyGuard`. */
 export function companyOf(request: Request): Company {
-  const company = (request as AuthenticatedRequest)[COMPANY];
+  const company = authenticatedCompanyOf(request);
   if (!company) throw new Error('companyOf() called on a route without ApiKeyGuard');
   return company;
+}
+
+/** The company `ApiKeyGuard` authenticated, or undefined if it did not (yet), e.g. for request logs. */
+export function authenticatedCompanyOf(request: Request): Company | undefined {
+  return (request as AuthenticatedRequest)[COMPANY];
 }
 
 export const CurrentCompany = createParamDecorator((_: unknown, context: ExecutionContext) =>

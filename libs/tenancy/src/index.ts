@@ -1,5 +1,5 @@
 export { TenancyModule } from './tenancy.module';
-export { ApiKeyGuard, CurrentCompany, companyOf } from './api-key.guard';
+export { ApiKeyGuard, CurrentCompany, authenticatedCompanyOf, companyOf } from './api-key.guard';
 export { CompaniesRepository } from './companies.repository';
 export type { Company } from './company';
 export { CreateCompanyHandler } from './create-company/create-company.handler';

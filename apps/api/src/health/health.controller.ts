@@ -15,14 +15,28 @@ export class HealthController {
   @Get('live')
   @HttpCode(200)
   @ApiOperation({ operationId: 'getLiveness', summary: 'The process is up' })
-  @ApiOkResponse({ description: '`{ "status": "ok" }`' })
+  @ApiOkResponse({
+    description: 'Alive',
+    schema: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { type: 'string', enum: ['ok'] } },
+    },
+  })
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @ApiOperation({ operationId: 'getReadiness', summary: 'Database reachable and every migration applied' })
-  @ApiOkResponse({ description: '`{ "status": "ready" }`' })
+  @ApiOkResponse({
+    description: 'Ready to serve',
+    schema: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { type: 'string', enum: ['ready'] } },
+    },
+  })
   @ApiServiceUnavailableResponse({ description: '`service_unavailable`' })
   async ready(): Promise<{ status: 'ready' }> {
     let upToDate: boolean;

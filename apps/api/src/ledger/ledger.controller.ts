@@ -6,7 +6,12 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { JournalRepository, type JournalEntryView, type TrialBalanceRow } from '@ledgerkey/ledger';
+import {
+  JournalEntryListView,
+  JournalRepository,
+  TrialBalanceTotalView,
+  TrialBalanceView,
+} from '@ledgerkey/ledger';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
 
@@ -20,11 +25,11 @@ export class LedgerController {
 
   @Get('entries')
   @ApiOperation({ operationId: 'listJournalEntries', summary: 'Journal entries in posting order' })
-  @ApiOkResponse({ description: '`{ object: "list", data: JournalEntry[], hasMore }`' })
+  @ApiOkResponse({ type: JournalEntryListView })
   async entries(
     @Query() query: ListQueryDto,
     @CurrentCompany() company: Company,
-  ): Promise<{ object: 'list'; data: JournalEntryView[]; hasMore: boolean }> {
+  ): Promise<JournalEntryListView> {
     const page = await this.journal.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
     return { object: 'list', ...page };
   }
@@ -35,17 +40,10 @@ export class LedgerController {
     summary: 'Debit and credit totals per account and currency',
     description: 'Debits equal credits per currency, always: `totals[].balanced` says so.',
   })
-  @ApiOkResponse({ description: '`{ object: "trial_balance", data: [...], totals: [...] }`' })
-  async trialBalance(@CurrentCompany() company: Company): Promise<{
-    object: 'trial_balance';
-    data: TrialBalanceRow[];
-    totals: Array<{ currency: string; debitTotal: number; creditTotal: number; balanced: boolean }>;
-  }> {
+  @ApiOkResponse({ type: TrialBalanceView })
+  async trialBalance(@CurrentCompany() company: Company): Promise<TrialBalanceView> {
     const data = await this.journal.trialBalance(company.id);
-    const byCurrency = new Map<
-      string,
-      { currency: string; debitTotal: number; creditTotal: number; balanced: boolean }
-    >();
+    const byCurrency = new Map<string, TrialBalanceTotalView>();
     for (const row of data) {
       const total = byCurrency.get(row.currency) ?? {
         currency: row.currency,
