@@ -57,7 +57,8 @@ process.once('exit', () => {
 export async function startApiProcess(options: ApiProcessOptions = {}): Promise<ApiProcess> {
   const port = await freePort();
   const env: Record<string, string> = {
-    DATABASE_URL: testDatabaseUrl(),
+    // Read only when not given: suites on a database of their own run without the e2e global setup.
+    DATABASE_URL: options.env?.DATABASE_URL ?? testDatabaseUrl(),
     PORT: String(port),
     HOST: '127.0.0.1',
     ADMIN_API_TOKEN: API_PROCESS_ADMIN_TOKEN,
@@ -161,7 +162,8 @@ async function createCompany(baseUrl: string): Promise<TestCompany> {
   return { companyId, apiKey, auth: { Authorization: `Bearer ${apiKey}` } };
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const probe = createServer();
     probe.once('error', reject);

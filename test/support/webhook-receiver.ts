@@ -5,6 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface ReceivedWebhook {
   /** Headers, lower-case names. */
   headers: Record<string, string>;
+  /** The request target, e.g. `/webhooks`: tells apart endpoints registered with different paths. */
+  path: string;
   body: string;
   receivedAt: Date;
   /** The status the receiver answered with, or 'hung' when it never answered. */
@@ -84,6 +86,7 @@ export class WebhookReceiver {
     const index = this.requests.length;
     const record: ReceivedWebhook = {
       headers,
+      path: request.url ?? '',
       body: Buffer.concat(chunks).toString('utf8'),
       receivedAt: new Date(),
       answer: 200,

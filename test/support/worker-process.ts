@@ -47,7 +47,7 @@ export async function startWorkerProcess(
 function spawnWorker(env: Record<string, string>, startTimeoutMs: number): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [ENTRY], {
     cwd: ROOT,
-    env: { DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'warn', ...env },
+    env: { DATABASE_URL: env.DATABASE_URL ?? testDatabaseUrl(), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);

@@ -46,7 +46,19 @@ describe('renderProblem', () => {
   });
 
   it('treats an unknown code as unexpected', () => {
-    const error = Object.assign(new Error('boom'), { code: 'ECONNRESET' });
+    const error = Object.assign(new Error('boom'), { code: 'ERR_SOMETHING_ELSE' });
     expect(renderProblem(error, 'req_6').status).toBe(500);
+  });
+
+  it('answers 503 with Retry-After, in its own words, when the database connection is lost', () => {
+    const error = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const problem = renderProblem(error, 'req_7');
+    expect(problem.status).toBe(503);
+    expect(problem.headers).toEqual({ 'Retry-After': '1' });
+    expect(problem.body).toMatchObject({
+      code: 'service_unavailable',
+      detail: 'The database is not reachable; retry shortly.',
+    });
+    expect(JSON.stringify(problem.body)).not.toMatch(/ECONNREFUSED|5432/);
   });
 });

@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { isConnectionLoss } from '@ledgerkey/database';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 export const PROBLEM_TYPE_BASE = 'https://docs.ledgerkey.dev/errors/';
@@ -76,20 +77,36 @@ function httpExceptionCode(status: number): ProblemCode {
   }
 }
 
+/**
+ * The database went away under a request (restart, failover): the request ran nothing that
+ * lasts, and the same call succeeds once the database is back, so clients are told to retry.
+ */
+class DatabaseUnreachableError extends Error {
+  readonly code = 'service_unavailable';
+  readonly retryAfterSeconds = 1;
+
+  constructor(cause: unknown) {
+    super('The database is not reachable; retry shortly.', { cause });
+  }
+}
+
 /** The problem code of an error, or undefined when it is not an expected outcome. */
 export function problemCodeOf(error: unknown): ProblemCode | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
   if (isProblemCode(code)) return code;
   if (error instanceof HttpException) return httpExceptionCode(error.getStatus());
+  if (isConnectionLoss(error)) return 'service_unavailable';
   return undefined;
 }
 
 /**
  * Renders an error as RFC 9457 problem details. Unknown errors become a bare 500 with no
- * message, stack or SQL. `detail` is the error's own message for expected outcomes only.
+ * message, stack or SQL. `detail` is the error's own message for expected outcomes only;
+ * a lost database connection answers 503 in our words, with `Retry-After`.
  */
-export function renderProblem(error: unknown, requestId: string): RenderedProblem {
+export function renderProblem(thrown: unknown, requestId: string): RenderedProblem {
+  const error = databaseUnreachable(thrown) ? new DatabaseUnreachableError(thrown) : thrown;
   const code = problemCodeOf(error) ?? 'internal_error';
   const kind: ProblemKind = PROBLEM_KINDS[code];
   const expected = kind.status < 500 || code === 'service_unavailable';
@@ -111,6 +128,12 @@ export function renderProblem(error: unknown, requestId: string): RenderedProble
   const retryAfter = (error as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
   if (typeof retryAfter === 'number') headers['Retry-After'] = String(retryAfter);
   return { status: kind.status, headers, body };
+}
+
+/** A connection-level failure that no code of ours has already turned into a problem. */
+function databaseUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return !isProblemCode(code) && !(error instanceof HttpException) && isConnectionLoss(error);
 }
 
 /** Nest's own HTTP exceptions (unknown route, …) get our wording, not theirs. */

@@ -5,6 +5,7 @@ import {
   PURGE_IDEMPOTENCY_KEYS_TASK,
   purgeExpiredIdempotencyRecords,
 } from '@ledgerkey/idempotency';
+import { isConnectionLoss } from '@ledgerkey/database';
 import { Task } from '@ledgerkey/outbox';
 import {
   DeliverWebhookHandler,
@@ -56,6 +57,7 @@ export class JobRunner implements BeforeApplicationShutdown {
   async start(options: JobRunnerOptions): Promise<void> {
     if (this.runner) throw new Error('the job runner is already running');
     await this.sweep();
+    process.on('unhandledRejection', this.survivesDatabaseRestart);
     this.pool = new Pool({
       connectionString: options.connectionString,
       max: options.concurrency + 2,
@@ -89,7 +91,21 @@ export class JobRunner implements BeforeApplicationShutdown {
     this.pool = undefined;
     await runner?.stop();
     await pool?.end();
+    process.off('unhandledRejection', this.survivesDatabaseRestart);
   }
+
+  /**
+   * graphile-worker 0.18 releases a finished job (`completeJob` / `failJob` in its worker.js)
+   * without awaiting the promise: when the database is unreachable at that moment (a restart),
+   * the rejection is unhandled and Node would end the process. The job then stays locked, and the
+   * lease sweep queues its work again (expired delivery leases, stale fan-outs), as for a dead
+   * worker. Any other unhandled rejection still ends the process.
+   */
+  private readonly survivesDatabaseRestart = (reason: unknown): void => {
+    if (!isConnectionLoss(reason)) throw reason;
+    const message = reason instanceof Error ? reason.message : String(reason);
+    this.logger.warn(`job queue could not release a job, the database is unreachable: ${message}`);
+  };
 
   private tasks(): TaskList {
     return {

@@ -10,6 +10,8 @@ export interface EmbeddedPostgresOptions {
   dataDir: string;
   /** Database the service uses; created on first start. */
   database: string;
+  /** Port to listen on; default a free one picked at each start. */
+  port?: number;
   log?: (message: string) => void;
 }
 
@@ -51,7 +53,7 @@ export async function startEmbeddedPostgres(
     };
   }
 
-  const port = await findFreePort();
+  const port = options.port ?? (await findFreePort());
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
