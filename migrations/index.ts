@@ -3,6 +3,7 @@ import { InitialSchema1764500000000 } from './1764500000000-initial-schema';
 import { CreditNotesSettlementsPurchases1764600000000 } from './1764600000000-credit-notes-settlements-purchases';
 import { Events1764700000000 } from './1764700000000-events';
 import { Webhooks1764800000000 } from './1764800000000-webhooks';
+import { IdempotencyClaim1764900000000 } from './1764900000000-idempotency-claim';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -10,4 +11,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CreditNotesSettlementsPurchases1764600000000,
   Events1764700000000,
   Webhooks1764800000000,
+  IdempotencyClaim1764900000000,
 ];

@@ -438,7 +438,7 @@ describe('idempotency of POST /v1/sales/invoices/create', () => {
       try {
         await holder.query('BEGIN');
         holding = true;
-        // The interceptor's per-key lock (IdempotencyRecordRepository.tryLock).
+        // The interceptor's per-key lock (IdempotencyRecordRepository.claim).
         await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
           `${company.companyId}\n${OPERATION}\n${key}`,
         ]);

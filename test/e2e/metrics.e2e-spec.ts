@@ -57,7 +57,7 @@ function create(company: TestCompany, key: string | undefined, body: object) {
   return request.send(body);
 }
 
-/** Holds the interceptor's per-key advisory lock (IdempotencyRecordRepository.tryLock) while `during` runs. */
+/** Holds the interceptor's per-key advisory lock (IdempotencyRecordRepository.claim) while `during` runs. */
 async function whileKeyIsHeld(company: TestCompany, key: string, during: () => Promise<void>): Promise<void> {
   const holder = await db.connect();
   try {

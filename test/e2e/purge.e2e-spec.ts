@@ -156,7 +156,7 @@ describe('purgeExpiredIdempotencyRecords', () => {
     const holder = await db.connect();
     try {
       await holder.query('BEGIN');
-      // What a request reusing the key does first (IdempotencyRecordRepository.findLive).
+      // What a request reusing the key does first (IdempotencyRecordRepository.claim).
       await holder.query(
         `SELECT 1 FROM idempotency_records
           WHERE company_id = $1 AND operation = $2 AND idempotency_key = $3 FOR UPDATE`,

@@ -19,63 +19,59 @@ export interface IdempotencyRecord {
   expiresAt: Date;
 }
 
-interface RecordRow {
-  fingerprint: Buffer;
-  response_status: number;
-  response_headers: Record<string, string>;
-  response_body: string;
-  expires_at: Date;
-  expired: boolean;
-}
+type ClaimRow =
+  | { locked: false; fingerprint: null }
+  | { locked: true; fingerprint: null }
+  | {
+      locked: true;
+      fingerprint: Buffer;
+      response_status: number;
+      response_headers: Record<string, string>;
+      response_body: string;
+      expires_at: Date;
+      expired: boolean;
+    };
 
 @Injectable()
 export class IdempotencyRecordRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
   /**
-   * Takes the per-key lock for the rest of the current transaction, without waiting.
-   * `pg_try_advisory_xact_lock` answers at once, so a concurrent duplicate gets 409 instead of
-   * queueing behind the first; the lock spans all API processes on this database and is
-   * released by COMMIT or ROLLBACK, including when a crashed process's connection drops.
-   * @returns false when another transaction holds the key
-   */
-  @Transactional(Propagation.Mandatory)
-  async tryLock(ref: IdempotencyKeyRef): Promise<boolean> {
-    const [row] = await this.txHost.tx.query<Array<{ locked: boolean }>>(
-      `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked`,
-      [`${ref.tenantId}\n${ref.operation}\n${ref.key}`],
-    );
-    return row.locked;
-  }
-
-  /**
-   * Reads the record after the lock is held (a separate statement, so its snapshot includes
-   * anything committed by the transaction that held the lock before us).
+   * Claims a key for the rest of the current transaction and reads its record, in one round
+   * trip (`claim_idempotency_key`: lock first, then read with a fresh snapshot, so the read
+   * sees anything the previous holder of the lock committed).
+   * The lock is `pg_try_advisory_xact_lock`: it answers at once, so a concurrent duplicate gets
+   * 409 instead of queueing behind the first; it spans all API processes on this database and
+   * is released by COMMIT or ROLLBACK, including when a crashed process's connection drops.
    * Expired records are deleted and reported as absent: after the window a key is new.
+   * @returns `locked: false` when another transaction holds the key
    */
   @Transactional(Propagation.Mandatory)
-  async findLive(ref: IdempotencyKeyRef): Promise<IdempotencyRecord | null> {
-    const rows = await this.txHost.tx.query<RecordRow[]>(
-      `SELECT fingerprint, response_status, response_headers, response_body, expires_at,
-              expires_at <= now() AS expired
-         FROM idempotency_records
-        WHERE company_id = $1 AND operation = $2 AND idempotency_key = $3`,
-      [ref.tenantId, ref.operation, ref.key],
-    );
-    const row = rows[0];
-    if (!row) return null;
+  async claim(
+    ref: IdempotencyKeyRef,
+  ): Promise<{ locked: false } | { locked: true; record: IdempotencyRecord | null }> {
+    const [row] = await this.txHost.tx.query<ClaimRow[]>(`SELECT * FROM claim_idempotency_key($1, $2, $3)`, [
+      ref.tenantId,
+      ref.operation,
+      ref.key,
+    ]);
+    if (!row.locked) return { locked: false };
+    if (row.fingerprint === null) return { locked: true, record: null };
     if (row.expired) {
       await this.txHost.tx.query(
         `DELETE FROM idempotency_records
           WHERE company_id = $1 AND operation = $2 AND idempotency_key = $3`,
         [ref.tenantId, ref.operation, ref.key],
       );
-      return null;
+      return { locked: true, record: null };
     }
     return {
-      fingerprint: row.fingerprint,
-      response: { status: row.response_status, headers: row.response_headers, body: row.response_body },
-      expiresAt: row.expires_at,
+      locked: true,
+      record: {
+        fingerprint: row.fingerprint,
+        response: { status: row.response_status, headers: row.response_headers, body: row.response_body },
+        expiresAt: row.expires_at,
+      },
     };
   }
 

@@ -109,8 +109,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     const result = await this.txHost
       .withTransaction(async (): Promise<KeyedResult> => {
-        if (!(await this.records.tryLock(ref))) throw new IdempotencyKeyInUseError();
-        const existing = await this.records.findLive(ref);
+        const claim = await this.records.claim(ref);
+        if (!claim.locked) throw new IdempotencyKeyInUseError();
+        const existing = claim.record;
         if (existing) {
           if (!existing.fingerprint.equals(fingerprint)) throw new IdempotencyKeyReusedError();
           return { recorded: existing.response, expiresAt: existing.expiresAt, outcome: 'replayed' };
