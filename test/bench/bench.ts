@@ -364,15 +364,11 @@ async function oneCreate(pool: Pool, company: Company, key: string, n: number): 
   const client = await pool.connect();
   try {
     await client.query('START TRANSACTION');
-    await client.query(`SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked`, [
-      `${company.companyId}\nsales.invoices.create\n${key}`,
+    await client.query(`SELECT * FROM claim_idempotency_key($1, $2, $3)`, [
+      company.companyId,
+      'sales.invoices.create',
+      key,
     ]);
-    await client.query(
-      `SELECT fingerprint, response_status, response_headers, response_body, expires_at, expires_at <= now() AS expired
-         FROM idempotency_records WHERE company_id = $1 AND operation = $2 AND idempotency_key = $3`,
-      [company.companyId, 'sales.invoices.create', key],
-    );
-    await client.query('SAVEPOINT typeorm_1');
     const [{ last_value: sequence }] = (
       await client.query(
         `INSERT INTO document_sequences AS s (company_id, series, last_value) VALUES ($1, $2, 1)
@@ -447,7 +443,6 @@ async function oneCreate(pool: Pool, company: Company, key: string, n: number): 
         'fan_out_event',
       ],
     );
-    await client.query('RELEASE SAVEPOINT typeorm_1');
     await client.query(
       `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, response_status,
                                         response_headers, response_body, expires_at)

@@ -6,12 +6,7 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import {
-  Propagation,
-  TransactionHost,
-  isUniqueViolation,
-  type TypeOrmTransactionalAdapter,
-} from '@ledgerkey/database';
+import { TransactionHost, isUniqueViolation, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { fingerprintOf } from './fingerprint';
@@ -33,7 +28,11 @@ import {
   type IdempotencyModuleOptions,
   type RecordedResponse,
 } from './idempotency.options';
-import { IdempotencyRecordRepository, type IdempotencyKeyRef } from './idempotency-record.repository';
+import {
+  type IdempotencyKeyRef,
+  type IdempotencyRecord,
+  IdempotencyRecordRepository,
+} from './idempotency-record.repository';
 import {
   IDEMPOTENT_REQUEST,
   IDEMPOTENT_ROUTE,
@@ -61,10 +60,10 @@ interface KeyedResult {
  * Runs an `@Idempotent` route:
  * 1. header and body are checked first; failing either stores nothing (400);
  * 2. one transaction: per-key lock (busy → 409 + Retry-After), look up the key
- *    (same fingerprint → replay, other fingerprint → 422), execute the operation inside a
- *    savepoint, store the response, commit;
- * 3. business rejections roll back to the savepoint and are stored like successes;
- *    anything else rolls back everything and leaves no trace.
+ *    (same fingerprint → replay, other fingerprint → 422), execute the operation, store the
+ *    response, commit;
+ * 3. a business rejection rolls that transaction back and is stored in a second one (see
+ *    `recordRejection`); anything else rolls back everything and leaves no trace.
  * Each request's outcome goes to the observer; the request is annotated for `idempotentRequestOf`.
  */
 @Injectable()
@@ -111,23 +110,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
       .withTransaction(async (): Promise<KeyedResult> => {
         const claim = await this.records.claim(ref);
         if (!claim.locked) throw new IdempotencyKeyInUseError();
-        const existing = claim.record;
-        if (existing) {
-          if (!existing.fingerprint.equals(fingerprint)) throw new IdempotencyKeyReusedError();
-          return { recorded: existing.response, expiresAt: existing.expiresAt, outcome: 'replayed' };
-        }
-        const expiresAt = new Date(Date.now() + this.options.ttlSeconds * 1000);
-        const { recorded, outcome } = await this.execute(route, request, next);
+        if (claim.record) return replayOf(claim.record, fingerprint);
+        const recorded = await this.execute(route, request, next);
+        const expiresAt = this.expiry();
         await this.records.insert(ref, fingerprint, recorded, expiresAt);
-        return { recorded, expiresAt, outcome };
+        return { recorded, expiresAt, outcome: 'executed' };
       })
       .catch((error: unknown) => {
-        // Lost the race on the primary key (e.g. an advisory-lock hash collision): the other
-        // request owns the key; this one ran nothing that survives.
-        if (isUniqueViolation(error, 'pk_idempotency_records')) {
-          throw new IdempotencyKeyInUseError({ cause: error });
-        }
-        throw error;
+        // The whole transaction rolled back: the rejection is stored in a second one.
+        if (error instanceof BusinessRejection) return this.recordRejection(ref, fingerprint, error.recorded);
+        throw keyConflictOf(error);
       });
     // After the commit: an outcome that wrote is only reported once it is durable.
     this.observer.observe(route.operation, result.outcome);
@@ -160,28 +152,83 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /**
-   * Executes the operation inside a savepoint so that a business rejection can undo its
-   * partial writes while the key record of that rejection still commits.
+   * Runs the operation in the key's transaction. A business rejection (a known domain error)
+   * becomes a `BusinessRejection`, which rolls the transaction back — undoing any partial
+   * writes, such as a number taken before the conflict was found — and is then stored by
+   * `recordRejection`. Anything else propagates and leaves no trace.
    */
   private async execute(
     route: IdempotentRouteOptions,
     request: Request,
     next: CallHandler,
-  ): Promise<Pick<KeyedResult, 'recorded' | 'outcome'>> {
+  ): Promise<RecordedResponse> {
+    let result: unknown;
     try {
-      return await this.txHost.withTransaction(Propagation.Nested, async () => {
-        const result: unknown = await lastValueFrom(next.handle());
-        const headers: Record<string, string> = {};
-        if (route.location) headers.Location = route.location(result);
-        const recorded = { status: route.status, headers, body: JSON.stringify(result) };
-        return { recorded, outcome: 'executed' as const };
-      });
+      result = await lastValueFrom(next.handle());
     } catch (error) {
-      const recorded = this.options.renderOutcome(error, request);
-      if (recorded === null) throw error;
-      return { recorded, outcome: 'business_rejection' };
+      const rejection = this.options.renderOutcome(error, request);
+      throw rejection === null ? error : new BusinessRejection(rejection, error);
     }
+    const headers: Record<string, string> = {};
+    if (route.location) headers.Location = route.location(result);
+    return { status: route.status, headers, body: JSON.stringify(result) };
   }
+
+  /**
+   * Stores a business rejection under the key, in a transaction of its own. Between the
+   * rolled-back execution and this claim the key was free: if another request with the same
+   * key and payload executed meanwhile, its answer is the key's answer and is returned (this
+   * request's execution left no trace, so there was still exactly one); if it is still
+   * running, 409 as for any concurrent duplicate.
+   */
+  private recordRejection(
+    ref: IdempotencyKeyRef,
+    fingerprint: Buffer,
+    rejection: RecordedResponse,
+  ): Promise<KeyedResult> {
+    return this.txHost
+      .withTransaction(async (): Promise<KeyedResult> => {
+        const claim = await this.records.claim(ref);
+        if (!claim.locked) throw new IdempotencyKeyInUseError();
+        if (claim.record) return replayOf(claim.record, fingerprint);
+        const expiresAt = this.expiry();
+        await this.records.insert(ref, fingerprint, rejection, expiresAt);
+        return { recorded: rejection, expiresAt, outcome: 'business_rejection' };
+      })
+      .catch((error: unknown) => {
+        throw keyConflictOf(error);
+      });
+  }
+
+  private expiry(): Date {
+    return new Date(Date.now() + this.options.ttlSeconds * 1000);
+  }
+}
+
+/** A business outcome of the operation, carried out of its transaction so that it rolls back. */
+class BusinessRejection extends Error {
+  constructor(
+    readonly recorded: RecordedResponse,
+    cause: unknown,
+  ) {
+    super('business rejection', { cause });
+  }
+}
+
+/** The stored answer for a claimed key, or 422 when the key was used with another payload. */
+function replayOf(record: IdempotencyRecord, fingerprint: Buffer): KeyedResult {
+  if (!record.fingerprint.equals(fingerprint)) throw new IdempotencyKeyReusedError();
+  return { recorded: record.response, expiresAt: record.expiresAt, outcome: 'replayed' };
+}
+
+/**
+ * Losing the race on the key's primary key (e.g. an advisory-lock hash collision) means another
+ * request owns the key, and this one's transaction ran nothing that survives: 409 in use.
+ */
+function keyConflictOf(error: unknown): unknown {
+  return isUniqueViolation(error, 'pk_idempotency_records')
+    ? new IdempotencyKeyInUseError({ cause: error })
+    : error;
 }
 
 /** The outcome of a request the idempotency layer refused; undefined for any other error. */
