@@ -78,7 +78,7 @@ const EXAMPLE_EXTRAS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
   },
   idempotency_key_reused: { detail: 'Idempotency-Key was already used with a different request payload.' },
   internal_error: { detail: 'An unexpected error occurred; it has been logged.' },
-  service_unavailable: { detail: 'The database is not reachable.' },
+  service_unavailable: { detail: 'The database is not reachable; retry shortly.' },
 };
 
 /** The code documented by default for a status when a response's description names none. */
@@ -127,7 +127,7 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
  * Documents the idempotency headers of every create's success, and makes every error answer of every operation concrete: the `ProblemDetails` schema under
  * `application/problem+json` with one named example per problem code the response's
  * description names (or the status's usual code), plus the answers every route can give —
- * 400 where it takes input, 401 where it needs a key, 500 everywhere. Routes keep their own
+ * 400 where it takes input, 401 where it needs a key, 500 and 503 everywhere. Routes keep their own
  * descriptions; nothing about a route has to be repeated in its controller.
  */
 export function documentResponses(document: OpenAPIObject): OpenAPIObject {
@@ -183,6 +183,16 @@ function addCommonErrors(operation: OperationObject): void {
       description:
         'Unexpected failure (`internal_error`): nothing was committed, the body names no internals. ' +
         'Safe to retry with the same Idempotency-Key.',
+    };
+  }
+  if (!responses['503']) {
+    responses['503'] = {
+      description:
+        'The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. ' +
+        'Retry with the same Idempotency-Key.',
+      headers: {
+        'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+      },
     };
   }
 }

@@ -535,6 +535,10 @@ export type CreateSalesInvoiceErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type CreateSalesInvoiceError = CreateSalesInvoiceErrors[keyof CreateSalesInvoiceErrors];
@@ -570,6 +574,10 @@ export type GetSalesInvoiceErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetSalesInvoiceError = GetSalesInvoiceErrors[keyof GetSalesInvoiceErrors];
@@ -606,6 +614,10 @@ export type ListSalesInvoicesErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type ListSalesInvoicesError = ListSalesInvoicesErrors[keyof ListSalesInvoicesErrors];
@@ -656,6 +668,10 @@ export type CreateCreditNoteErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type CreateCreditNoteError = CreateCreditNoteErrors[keyof CreateCreditNoteErrors];
@@ -691,6 +707,10 @@ export type GetCreditNoteErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetCreditNoteError = GetCreditNoteErrors[keyof GetCreditNoteErrors];
@@ -727,6 +747,10 @@ export type ListCreditNotesErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type ListCreditNotesError = ListCreditNotesErrors[keyof ListCreditNotesErrors];
@@ -773,6 +797,10 @@ export type CreatePurchaseInvoiceErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type CreatePurchaseInvoiceError = CreatePurchaseInvoiceErrors[keyof CreatePurchaseInvoiceErrors];
@@ -808,6 +836,10 @@ export type GetPurchaseInvoiceErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetPurchaseInvoiceError = GetPurchaseInvoiceErrors[keyof GetPurchaseInvoiceErrors];
@@ -844,6 +876,10 @@ export type ListPurchaseInvoicesErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type ListPurchaseInvoicesError = ListPurchaseInvoicesErrors[keyof ListPurchaseInvoicesErrors];
@@ -896,6 +932,10 @@ export type CreateSettlementErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type CreateSettlementError = CreateSettlementErrors[keyof CreateSettlementErrors];
@@ -931,6 +971,10 @@ export type GetSettlementErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetSettlementError = GetSettlementErrors[keyof GetSettlementErrors];
@@ -967,6 +1011,10 @@ export type ListSettlementsErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type ListSettlementsError = ListSettlementsErrors[keyof ListSettlementsErrors];
@@ -1003,6 +1051,10 @@ export type ListJournalEntriesErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type ListJournalEntriesError = ListJournalEntriesErrors[keyof ListJournalEntriesErrors];
@@ -1029,6 +1081,10 @@ export type GetTrialBalanceErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetTrialBalanceError = GetTrialBalanceErrors[keyof GetTrialBalanceErrors];
@@ -1065,6 +1121,10 @@ export type ListEventsErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type ListEventsError = ListEventsErrors[keyof ListEventsErrors];
@@ -1097,6 +1157,10 @@ export type GetEventErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetEventError = GetEventErrors[keyof GetEventErrors];
@@ -1143,6 +1207,10 @@ export type CreateWebhookEndpointErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type CreateWebhookEndpointError = CreateWebhookEndpointErrors[keyof CreateWebhookEndpointErrors];
@@ -1182,6 +1250,10 @@ export type ListWebhookEndpointsErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type ListWebhookEndpointsError = ListWebhookEndpointsErrors[keyof ListWebhookEndpointsErrors];
@@ -1217,6 +1289,10 @@ export type GetWebhookEndpointErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetWebhookEndpointError = GetWebhookEndpointErrors[keyof GetWebhookEndpointErrors];
@@ -1249,6 +1325,10 @@ export type DisableWebhookEndpointErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type DisableWebhookEndpointError = DisableWebhookEndpointErrors[keyof DisableWebhookEndpointErrors];
@@ -1291,6 +1371,10 @@ export type ListWebhookAttemptsErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type ListWebhookAttemptsError = ListWebhookAttemptsErrors[keyof ListWebhookAttemptsErrors];
@@ -1325,6 +1409,10 @@ export type CreateCompanyErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type CreateCompanyError = CreateCompanyErrors[keyof CreateCompanyErrors];
@@ -1347,6 +1435,10 @@ export type GetLivenessErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetLivenessError = GetLivenessErrors[keyof GetLivenessErrors];
@@ -1405,6 +1497,10 @@ export type GetMetricsErrors = {
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
+    /**
+     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
 };
 
 export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];

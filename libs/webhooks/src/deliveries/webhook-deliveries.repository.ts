@@ -30,7 +30,10 @@ export type AttemptFollowUp = { kind: 'delivered' } | { kind: 'failed' } | { kin
 export interface SweepResult {
   /** Deliveries whose lease expired (worker died mid-attempt), now queued again or failed. */
   abandoned: number;
-  /** Pending deliveries long overdue without a lease (their job was lost), queued again. */
+  /**
+   * Pending deliveries without a lease whose job was lost (long overdue) or is held by a worker
+   * that could not release it (locked longer than a lease), queued again.
+   */
   requeued: number;
   /** Fan-out jobs locked far longer than a fan-out takes (worker died), queued again. */
   fanOutsRequeued: number;
@@ -213,12 +216,15 @@ export class WebhookDeliveriesRepository {
    * - a delivery with an expired lease: its attempt is recorded as abandoned, and the delivery
    *   is queued again at once, or marked failed if that was its last attempt;
    * - a pending delivery long overdue without a lease: queued again;
+   * - a pending delivery without a lease whose job has been locked longer than a lease lasts:
+   *   queued again (its worker lost the database before it could release the job, e.g. during a
+   *   restart, and graphile-worker would keep the job locked for 4 hours);
    * - a fan-out job locked far longer than a fan-out takes: queued again (fan-out is idempotent).
    * `job_key_mode := 'replace'` on a locked job makes a new job: the lease, not the job, decides
    * who attempts. SKIP LOCKED lets sweepers of several workers run at once without waiting.
    */
   @Transactional()
-  async sweep(maxAttempts: number): Promise<SweepResult> {
+  async sweep(maxAttempts: number, leaseMs: number): Promise<SweepResult> {
     const deliveries = await this.txHost.tx.query<Array<{ abandoned: boolean }>>(
       `WITH stale AS (
          SELECT id, company_id, event_id, endpoint_id, attempt_count, leased_at,
@@ -268,7 +274,26 @@ export class WebhookDeliveriesRepository {
         LIMIT ${SWEEP_BATCH}`,
       [Task.FanOutEvent],
     );
+    const heldJobs = await this.txHost.tx.query<Array<{ job_id: string }>>(
+      // A job that took the lease would have let it expire by now (the first statement handles
+      // that); an unleased delivery under a job locked this long was never leased, or was
+      // released, by a worker that then failed to release the job itself. The replacement runs
+      // when the delivery is due; the old job loses its key, so it is queued again only once.
+      `SELECT (graphile_worker.add_job($1, json_build_object('deliveryId', d.id), run_at := d.next_attempt_at,
+                                       job_key := j.key, job_key_mode := 'replace')).id AS job_id
+         FROM graphile_worker.jobs j
+         JOIN webhook_deliveries d ON j.key = 'deliver:' || d.id
+        WHERE j.task_identifier = $1 AND j.key LIKE 'deliver:%'
+          AND j.locked_at < now() - $2 * interval '1 millisecond'
+          AND d.status = 'pending' AND d.leased_until IS NULL
+        LIMIT ${SWEEP_BATCH}`,
+      [WebhookTask.DeliverWebhook, leaseMs],
+    );
     const abandoned = deliveries.filter((row) => row.abandoned).length;
-    return { abandoned, requeued: deliveries.length - abandoned, fanOutsRequeued: fanOuts.length };
+    return {
+      abandoned,
+      requeued: deliveries.length - abandoned + heldJobs.length,
+      fanOutsRequeued: fanOuts.length,
+    };
   }
 }
