@@ -56,3 +56,5 @@ export {
   SettlementNotFoundError,
 } from './invoicing.errors';
 export { IsDateTime, normalizeDateTime } from './date-time.validator';
+export { linesAggregateSql, linesUnnestSql, lineParameters, toLineViews } from './document-lines';
+export type { DocumentLine, StoredLine } from './document-lines';

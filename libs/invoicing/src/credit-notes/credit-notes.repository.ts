@@ -5,7 +5,13 @@ import {
   TransactionHost,
   type TypeOrmTransactionalAdapter,
 } from '@ledgerkey/database';
-import { canonicalNumeric } from '../decimal';
+import {
+  linesAggregateSql,
+  linesUnnestSql,
+  lineParameters,
+  toLineViews,
+  type StoredLine,
+} from '../document-lines';
 import type { CreditedAtRate } from '../issue-credit-note/credit-limits';
 import type { CreditNoteView } from './credit-note.view';
 
@@ -24,25 +30,13 @@ interface CreditNoteRow {
   vat_total: string;
   gross_total: string;
   created_at: Date;
-  lines: Array<{
-    position: number;
-    description: string;
-    quantity: string;
-    unit_price: string;
-    vat_rate: string;
-    net_amount: string;
-  }>;
+  lines: StoredLine[];
 }
 
 const SELECT_CREDIT_NOTE = `
   SELECT c.id, c.number, c.series, c.sequence, c.invoice_id, i.number AS invoice_number, c.reason,
          c.memo, c.currency, c.vat_breakdown, c.net_total, c.vat_total, c.gross_total, c.created_at,
-         (SELECT json_agg(json_build_object(
-                   'position', l.position, 'description', l.description,
-                   'quantity', l.quantity::text, 'unit_price', l.unit_price::text,
-                   'vat_rate', l.vat_rate::text, 'net_amount', l.net_amount::text)
-                 ORDER BY l.position)
-            FROM credit_note_lines l WHERE l.credit_note_id = c.id) AS lines
+         ${linesAggregateSql('credit_note_lines', 'credit_note_id', 'c')}
     FROM credit_notes c JOIN invoices i ON i.id = c.invoice_id`;
 
 function toView(row: CreditNoteRow): CreditNoteView {
@@ -57,14 +51,7 @@ function toView(row: CreditNoteRow): CreditNoteView {
     reason: row.reason,
     memo: row.memo,
     currency: row.currency,
-    lines: row.lines.map((line) => ({
-      position: line.position,
-      description: line.description,
-      quantity: canonicalNumeric(line.quantity),
-      unitPrice: Number(line.unit_price),
-      vatRate: canonicalNumeric(line.vat_rate),
-      netAmount: Number(line.net_amount),
-    })),
+    lines: toLineViews(row.lines),
     vatBreakdown: row.vat_breakdown.map((vat) => ({
       vatRate: vat.vatRate,
       netAmount: vat.netAmount,
@@ -113,8 +100,7 @@ export class CreditNotesRepository {
                                       unit_price, vat_rate, net_amount)
        SELECT note.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate, l.net_amount
          FROM note,
-              unnest($15::int[], $16::text[], $17::numeric[], $18::bigint[], $19::numeric[],
-                     $20::bigint[]) AS l(position, description, quantity, unit_price, vat_rate, net_amount)`,
+              ${linesUnnestSql(15)}`,
       [
         note.id,
         companyId,
@@ -130,12 +116,7 @@ export class CreditNotesRepository {
         note.vatTotal,
         note.grossTotal,
         note.createdAt,
-        note.lines.map((line) => line.position),
-        note.lines.map((line) => line.description),
-        note.lines.map((line) => line.quantity),
-        note.lines.map((line) => line.unitPrice),
-        note.lines.map((line) => line.vatRate),
-        note.lines.map((line) => line.netAmount),
+        ...lineParameters(note.lines),
       ],
     );
   }

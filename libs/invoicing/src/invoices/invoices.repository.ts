@@ -5,7 +5,13 @@ import {
   TransactionHost,
   type TypeOrmTransactionalAdapter,
 } from '@ledgerkey/database';
-import { canonicalNumeric } from '../decimal';
+import {
+  linesAggregateSql,
+  linesUnnestSql,
+  lineParameters,
+  toLineViews,
+  type StoredLine,
+} from '../document-lines';
 import type { InvoiceView } from './invoice.view';
 
 interface InvoiceRow {
@@ -27,14 +33,7 @@ interface InvoiceRow {
   credited_total: string;
   paid_total: string;
   created_at: Date;
-  lines: Array<{
-    position: number;
-    description: string;
-    quantity: string;
-    unit_price: string;
-    vat_rate: string;
-    net_amount: string;
-  }>;
+  lines: StoredLine[];
 }
 
 const SELECT_INVOICE = `
@@ -43,12 +42,7 @@ const SELECT_INVOICE = `
          to_char(i.due_date, 'YYYY-MM-DD') AS due_date,
          i.customer, i.notes, i.vat_breakdown, i.net_total, i.vat_total, i.gross_total,
          i.credited_total, i.paid_total, i.created_at,
-         (SELECT json_agg(json_build_object(
-                   'position', l.position, 'description', l.description,
-                   'quantity', l.quantity::text, 'unit_price', l.unit_price::text,
-                   'vat_rate', l.vat_rate::text, 'net_amount', l.net_amount::text)
-                 ORDER BY l.position)
-            FROM invoice_lines l WHERE l.invoice_id = i.id) AS lines
+         ${linesAggregateSql('invoice_lines', 'invoice_id', 'i')}
     FROM invoices i`;
 
 /** An invoice as later documents see it while holding its row lock. */
@@ -91,14 +85,7 @@ function toView(row: InvoiceRow): InvoiceView {
       address: row.customer.address,
       email: row.customer.email,
     },
-    lines: row.lines.map((line) => ({
-      position: line.position,
-      description: line.description,
-      quantity: canonicalNumeric(line.quantity),
-      unitPrice: Number(line.unit_price),
-      vatRate: canonicalNumeric(line.vat_rate),
-      netAmount: Number(line.net_amount),
-    })),
+    lines: toLineViews(row.lines),
     vatBreakdown: row.vat_breakdown.map((vat) => ({
       vatRate: vat.vatRate,
       netAmount: vat.netAmount,
@@ -142,9 +129,7 @@ export class InvoicesRepository {
          SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
                 l.net_amount
            FROM invoice,
-                unnest($17::int[], $18::text[], $19::numeric[], $20::bigint[], $21::numeric[],
-                       $22::bigint[]) AS l(position, description, quantity, unit_price, vat_rate,
-                                          net_amount)
+                ${linesUnnestSql(17)}
        )
        SELECT count(*)::int AS inserted FROM invoice`,
       [
@@ -164,12 +149,7 @@ export class InvoicesRepository {
         invoice.vatTotal,
         invoice.grossTotal,
         invoice.createdAt,
-        invoice.lines.map((line) => line.position),
-        invoice.lines.map((line) => line.description),
-        invoice.lines.map((line) => line.quantity),
-        invoice.lines.map((line) => line.unitPrice),
-        invoice.lines.map((line) => line.vatRate),
-        invoice.lines.map((line) => line.netAmount),
+        ...lineParameters(invoice.lines),
       ],
     );
     return rows[0].inserted === 1;

@@ -5,7 +5,13 @@ import {
   TransactionHost,
   type TypeOrmTransactionalAdapter,
 } from '@ledgerkey/database';
-import { canonicalNumeric } from '@ledgerkey/invoicing';
+import {
+  linesAggregateSql,
+  linesUnnestSql,
+  lineParameters,
+  toLineViews,
+  type StoredLine,
+} from '@ledgerkey/invoicing';
 import type { PurchaseInvoiceView } from './purchase-invoice.view';
 
 interface PurchaseInvoiceRow {
@@ -21,14 +27,7 @@ interface PurchaseInvoiceRow {
   vat_total: string;
   gross_total: string;
   created_at: Date;
-  lines: Array<{
-    position: number;
-    description: string;
-    quantity: string;
-    unit_price: string;
-    vat_rate: string;
-    net_amount: string;
-  }>;
+  lines: StoredLine[];
 }
 
 /** The business key of a purchase invoice, normalized (see supplier-key.ts). */
@@ -42,12 +41,7 @@ const SELECT_PURCHASE_INVOICE = `
          to_char(p.issue_date, 'YYYY-MM-DD') AS issue_date,
          to_char(p.due_date, 'YYYY-MM-DD') AS due_date,
          p.notes, p.vat_breakdown, p.net_total, p.vat_total, p.gross_total, p.created_at,
-         (SELECT json_agg(json_build_object(
-                   'position', l.position, 'description', l.description,
-                   'quantity', l.quantity::text, 'unit_price', l.unit_price::text,
-                   'vat_rate', l.vat_rate::text, 'net_amount', l.net_amount::text)
-                 ORDER BY l.position)
-            FROM purchase_invoice_lines l WHERE l.purchase_invoice_id = p.id) AS lines
+         ${linesAggregateSql('purchase_invoice_lines', 'purchase_invoice_id', 'p')}
     FROM purchase_invoices p`;
 
 /** Rebuilds the answer member by member: jsonb does not keep key order, the API does. */
@@ -66,14 +60,7 @@ function toView(row: PurchaseInvoiceRow): PurchaseInvoiceView {
     currency: row.currency,
     issueDate: row.issue_date,
     dueDate: row.due_date,
-    lines: row.lines.map((line) => ({
-      position: line.position,
-      description: line.description,
-      quantity: canonicalNumeric(line.quantity),
-      unitPrice: Number(line.unit_price),
-      vatRate: canonicalNumeric(line.vat_rate),
-      netAmount: Number(line.net_amount),
-    })),
+    lines: toLineViews(row.lines),
     vatBreakdown: row.vat_breakdown.map((vat) => ({
       vatRate: vat.vatRate,
       netAmount: vat.netAmount,
@@ -116,9 +103,7 @@ export class PurchaseInvoicesRepository {
          SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
                 l.net_amount
            FROM invoice,
-                unnest($16::int[], $17::text[], $18::numeric[], $19::bigint[], $20::numeric[],
-                       $21::bigint[]) AS l(position, description, quantity, unit_price, vat_rate,
-                                          net_amount)
+                ${linesUnnestSql(16)}
        )
        SELECT count(*)::int AS inserted FROM invoice`,
       [
@@ -137,12 +122,7 @@ export class PurchaseInvoicesRepository {
         invoice.vatTotal,
         invoice.grossTotal,
         invoice.createdAt,
-        invoice.lines.map((line) => line.position),
-        invoice.lines.map((line) => line.description),
-        invoice.lines.map((line) => line.quantity),
-        invoice.lines.map((line) => line.unitPrice),
-        invoice.lines.map((line) => line.vatRate),
-        invoice.lines.map((line) => line.netAmount),
+        ...lineParameters(invoice.lines),
       ],
     );
     return rows[0].inserted === 1;
