@@ -8,3 +8,5 @@ export type { TransactionalAdapterTypeOrm as TypeOrmTransactionalAdapter } from 
 export { isUniqueViolation, constraintName, isConnectionLoss } from './postgres-errors';
 export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';
+export { afterCursorSql, orderBySql, pageOf } from './keyset-page';
+export type { Page } from './keyset-page';

@@ -5,6 +5,9 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
+  afterCursorSql,
+  orderBySql,
+  pageOf,
 } from '@ledgerkey/database';
 import { balancedLines, type JournalEntryDraft } from './journal-entry';
 import type { JournalEntryView, TrialBalanceRow } from './ledger.view';
@@ -18,6 +21,9 @@ interface EntryRow {
   posted_at: Date;
   lines: Array<{ account: string; debit: string; credit: string }>;
 }
+
+/** Keyset order of the list; ends in a unique column. */
+const JOURNAL_ENTRIES_ORDER = ['seq'];
 
 @Injectable()
 export class JournalRepository {
@@ -75,29 +81,25 @@ export class JournalRepository {
                  FROM journal_lines l WHERE l.entry_id = e.id) AS lines
          FROM journal_entries e
         WHERE e.company_id = $1
-          AND ($2::uuid IS NULL OR e.seq > (SELECT seq FROM journal_entries
-                                             WHERE id = $2 AND company_id = $1))
-        ORDER BY e.seq
+          AND ${afterCursorSql('journal_entries', 'e', JOURNAL_ENTRIES_ORDER, 2)}
+        ${orderBySql('e', JOURNAL_ENTRIES_ORDER)}
         LIMIT $3`,
       [companyId, startingAfter ?? null, limit + 1],
     );
-    return {
-      hasMore: rows.length > limit,
-      data: rows.slice(0, limit).map((row) => ({
-        id: row.id,
-        object: 'journal_entry',
-        currency: row.currency,
-        sourceType: row.source_type,
-        sourceId: row.source_id,
-        memo: row.memo,
-        postedAt: row.posted_at.toISOString(),
-        lines: row.lines.map((line) => ({
-          account: line.account,
-          debit: Number(line.debit),
-          credit: Number(line.credit),
-        })),
+    return pageOf(rows, limit, (row) => ({
+      id: row.id,
+      object: 'journal_entry',
+      currency: row.currency,
+      sourceType: row.source_type,
+      sourceId: row.source_id,
+      memo: row.memo,
+      postedAt: row.posted_at.toISOString(),
+      lines: row.lines.map((line) => ({
+        account: line.account,
+        debit: Number(line.debit),
+        credit: Number(line.credit),
       })),
-    };
+    }));
   }
 
   async trialBalance(companyId: string): Promise<TrialBalanceRow[]> {

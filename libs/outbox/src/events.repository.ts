@@ -5,6 +5,9 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
+  afterCursorSql,
+  orderBySql,
+  pageOf,
 } from '@ledgerkey/database';
 import type { EventType, EventView } from './event.view';
 import { Task } from './job-queue';
@@ -27,6 +30,9 @@ function toView(row: EventRow): EventView {
 }
 
 /** The outbox. Every method takes the company id first. */
+/** Keyset order of the list; ends in a unique column. */
+const EVENTS_ORDER = ['xid', 'seq'];
+
 @Injectable()
 export class EventsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -68,13 +74,12 @@ export class EventsRepository {
          FROM events e
         WHERE e.company_id = $1
           AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
-          AND ($2::uuid IS NULL OR (e.xid, e.seq) > (
-                SELECT c.xid, c.seq FROM events c WHERE c.company_id = $1 AND c.id = $2))
-        ORDER BY e.xid, e.seq
+          AND ${afterCursorSql('events', 'e', EVENTS_ORDER, 2)}
+        ${orderBySql('e', EVENTS_ORDER)}
         LIMIT $3`,
       [companyId, startingAfter ?? null, limit + 1],
     );
-    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+    return pageOf(rows, limit, toView);
   }
 
   async findById(companyId: string, eventId: string): Promise<EventView | null> {

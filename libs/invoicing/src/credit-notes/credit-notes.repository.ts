@@ -4,6 +4,9 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
+  afterCursorSql,
+  orderBySql,
+  pageOf,
 } from '@ledgerkey/database';
 import {
   linesAggregateSql,
@@ -65,6 +68,9 @@ function toView(row: CreditNoteRow): CreditNoteView {
 }
 
 /** Credit notes of one company. Every method takes the company id first. */
+/** Keyset order of the list; ends in a unique column. */
+const CREDIT_NOTES_ORDER = ['series', 'sequence'];
+
 @Injectable()
 export class CreditNotesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -138,12 +144,11 @@ export class CreditNotesRepository {
     const rows = await this.txHost.tx.query<CreditNoteRow[]>(
       `${SELECT_CREDIT_NOTE}
         WHERE c.company_id = $1
-          AND ($2::uuid IS NULL OR (c.series, c.sequence) > (
-                SELECT p.series, p.sequence FROM credit_notes p WHERE p.company_id = $1 AND p.id = $2))
-        ORDER BY c.series, c.sequence
+          AND ${afterCursorSql('credit_notes', 'c', CREDIT_NOTES_ORDER, 2)}
+        ${orderBySql('c', CREDIT_NOTES_ORDER)}
         LIMIT $3`,
       [companyId, startingAfter ?? null, limit + 1],
     );
-    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+    return pageOf(rows, limit, toView);
   }
 }

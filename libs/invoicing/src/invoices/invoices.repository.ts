@@ -4,6 +4,9 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
+  afterCursorSql,
+  orderBySql,
+  pageOf,
 } from '@ledgerkey/database';
 import {
   linesAggregateSql,
@@ -102,6 +105,9 @@ function toView(row: InvoiceRow): InvoiceView {
 }
 
 /** Invoices of one company. Every method takes the company id first: no cross-tenant reads. */
+/** Keyset order of the list; ends in a unique column. */
+const INVOICES_ORDER = ['series', 'sequence'];
+
 @Injectable()
 export class InvoicesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -225,12 +231,11 @@ export class InvoicesRepository {
     const rows = await this.txHost.tx.query<InvoiceRow[]>(
       `${SELECT_INVOICE}
         WHERE i.company_id = $1
-          AND ($2::uuid IS NULL OR (i.series, i.sequence) > (
-                SELECT c.series, c.sequence FROM invoices c WHERE c.company_id = $1 AND c.id = $2))
-        ORDER BY i.series, i.sequence
+          AND ${afterCursorSql('invoices', 'i', INVOICES_ORDER, 2)}
+        ${orderBySql('i', INVOICES_ORDER)}
         LIMIT $3`,
       [companyId, startingAfter ?? null, limit + 1],
     );
-    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+    return pageOf(rows, limit, toView);
   }
 }

@@ -4,6 +4,9 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
+  afterCursorSql,
+  orderBySql,
+  pageOf,
 } from '@ledgerkey/database';
 import type { SettlementView } from './settlement.view';
 
@@ -52,6 +55,9 @@ function toView(row: SettlementRow): SettlementView {
 }
 
 /** Settlements of provider payouts, per company. Every method takes the company id first. */
+/** Keyset order of the list; ends in a unique column. */
+const SETTLEMENTS_ORDER = ['created_at', 'id'];
+
 @Injectable()
 export class SettlementsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -122,12 +128,11 @@ export class SettlementsRepository {
     const rows = await this.txHost.tx.query<SettlementRow[]>(
       `${SELECT_SETTLEMENT}
         WHERE s.company_id = $1
-          AND ($2::uuid IS NULL OR (s.created_at, s.id) > (
-                SELECT c.created_at, c.id FROM settlements c WHERE c.company_id = $1 AND c.id = $2))
-        ORDER BY s.created_at, s.id
+          AND ${afterCursorSql('settlements', 's', SETTLEMENTS_ORDER, 2)}
+        ${orderBySql('s', SETTLEMENTS_ORDER)}
         LIMIT $3`,
       [companyId, startingAfter ?? null, limit + 1],
     );
-    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+    return pageOf(rows, limit, toView);
   }
 }

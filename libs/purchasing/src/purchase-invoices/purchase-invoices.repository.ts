@@ -4,6 +4,9 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
+  afterCursorSql,
+  orderBySql,
+  pageOf,
 } from '@ledgerkey/database';
 import {
   linesAggregateSql,
@@ -75,6 +78,9 @@ function toView(row: PurchaseInvoiceRow): PurchaseInvoiceView {
 }
 
 /** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
+/** Keyset order of the list; ends in a unique column. */
+const PURCHASE_INVOICES_ORDER = ['created_at', 'id'];
+
 @Injectable()
 export class PurchaseInvoicesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -161,12 +167,11 @@ export class PurchaseInvoicesRepository {
       // never repeat or skip rows that share a timestamp.
       `${SELECT_PURCHASE_INVOICE}
         WHERE p.company_id = $1
-          AND ($2::uuid IS NULL OR (p.created_at, p.id) > (
-                SELECT c.created_at, c.id FROM purchase_invoices c WHERE c.company_id = $1 AND c.id = $2))
-        ORDER BY p.created_at, p.id
+          AND ${afterCursorSql('purchase_invoices', 'p', PURCHASE_INVOICES_ORDER, 2)}
+        ${orderBySql('p', PURCHASE_INVOICES_ORDER)}
         LIMIT $3`,
       [companyId, startingAfter ?? null, limit + 1],
     );
-    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+    return pageOf(rows, limit, toView);
   }
 }

@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import {
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+  afterCursorSql,
+  orderBySql,
+  pageOf,
+} from '@ledgerkey/database';
 import type { AttemptResult, WebhookAttemptView } from './webhook-attempt.view';
 
 interface AttemptRow {
@@ -34,6 +40,9 @@ function toView(row: AttemptRow): WebhookAttemptView {
 }
 
 /** Recorded delivery attempts, read side. Every method takes the company id first. */
+/** Keyset order of the list; ends in a unique column. */
+const WEBHOOK_ATTEMPTS_ORDER = ['seq'];
+
 @Injectable()
 export class WebhookAttemptsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -50,12 +59,11 @@ export class WebhookAttemptsRepository {
               a.duration_ms, a.error, a.started_at, a.finished_at
          FROM webhook_attempts a
         WHERE a.company_id = $1 AND a.endpoint_id = $2
-          AND ($3::uuid IS NULL OR a.seq > (
-                SELECT c.seq FROM webhook_attempts c WHERE c.company_id = $1 AND c.id = $3))
-        ORDER BY a.seq
+          AND ${afterCursorSql('webhook_attempts', 'a', WEBHOOK_ATTEMPTS_ORDER, 3)}
+        ${orderBySql('a', WEBHOOK_ATTEMPTS_ORDER)}
         LIMIT $4`,
       [companyId, endpointId, startingAfter ?? null, limit + 1],
     );
-    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+    return pageOf(rows, limit, toView);
   }
 }

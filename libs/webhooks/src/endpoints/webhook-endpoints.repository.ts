@@ -4,6 +4,9 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
+  afterCursorSql,
+  orderBySql,
+  pageOf,
 } from '@ledgerkey/database';
 import type { WebhookEndpointView } from './webhook-endpoint.view';
 
@@ -31,6 +34,9 @@ function toView(row: EndpointRow): WebhookEndpointView {
 }
 
 /** Webhook endpoints of one company. Every method takes the company id first. */
+/** Keyset order of the list; ends in a unique column. */
+const WEBHOOK_ENDPOINTS_ORDER = ['seq'];
+
 @Injectable()
 export class WebhookEndpointsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -67,13 +73,12 @@ export class WebhookEndpointsRepository {
     const rows = await this.txHost.tx.query<EndpointRow[]>(
       `SELECT ${COLUMNS} FROM webhook_endpoints w
         WHERE w.company_id = $1
-          AND ($2::uuid IS NULL OR w.seq > (
-                SELECT c.seq FROM webhook_endpoints c WHERE c.company_id = $1 AND c.id = $2))
-        ORDER BY w.seq
+          AND ${afterCursorSql('webhook_endpoints', 'w', WEBHOOK_ENDPOINTS_ORDER, 2)}
+        ${orderBySql('w', WEBHOOK_ENDPOINTS_ORDER)}
         LIMIT $3`,
       [companyId, startingAfter ?? null, limit + 1],
     );
-    return { data: rows.slice(0, limit).map(toView), hasMore: rows.length > limit };
+    return pageOf(rows, limit, toView);
   }
 
   /**
