@@ -195,7 +195,11 @@ async function stop(child: ChildProcess): Promise<void> {
 async function newCompany(baseUrl: string, n: number): Promise<Company> {
   const response = await fetch(`${baseUrl}/admin/companies`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    headers: {
+      Authorization: `Bearer ${ADMIN_TOKEN}`,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': `bench-company-${randomUUID()}`,
+    },
     body: JSON.stringify({ name: `Bench ${n}`, countryCode: 'LT', currency: 'EUR' }),
   });
   if (response.status !== 201) throw new Error(`company: ${response.status} ${await response.text()}`);
@@ -359,10 +363,11 @@ async function oneCreate(pool: Pool, company: Company, key: string, n: number): 
   const client = await pool.connect();
   try {
     await client.query('START TRANSACTION');
-    await client.query(`SELECT * FROM claim_idempotency_key($1, $2, $3)`, [
+    await client.query(`SELECT * FROM claim_idempotency_key($1, $2, $3, $4)`, [
       company.companyId,
       'sales.invoices.create',
       key,
+      new Date(),
     ]);
     const [{ last_value: sequence }] = (
       await client.query(
@@ -439,16 +444,19 @@ async function oneCreate(pool: Pool, company: Company, key: string, n: number): 
       ],
     );
     await client.query(
-      `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, response_status,
-                                        response_headers, response_body, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, state,
+                                        response_status, response_headers, response_body, expires_at)
+       VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, $8)`,
       [
         company.companyId,
         'sales.invoices.create',
         key,
         createHash('sha256').update(key).digest(),
         201,
-        JSON.stringify({ Location: `/v1/sales/invoices/${id}` }),
+        JSON.stringify({
+          'Content-Type': 'application/json; charset=utf-8',
+          Location: `/v1/sales/invoices/${id}`,
+        }),
         JSON.stringify({ id }),
         new Date(Date.now() + 86_400_000),
       ],
@@ -468,9 +476,10 @@ async function fillKeys(url: string, companyId: string, count: number): Promise<
   await client.connect();
   const t0 = Date.now();
   await client.query(
-    `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, response_status,
-                                      response_headers, response_body, expires_at)
-     SELECT $1, 'sales.invoices.create', 'filler-' || g, sha256(g::text::bytea), 201, '{}', '{"filler":true}',
+    `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, state,
+                                      response_status, response_headers, response_body, expires_at)
+     SELECT $1, 'sales.invoices.create', 'filler-' || g, sha256(g::text::bytea), 'completed', 201, '{}',
+            '{"filler":true}',
             now() + interval '1 day'
        FROM generate_series(1, $2::int) AS g`,
     [companyId, count],

@@ -232,6 +232,31 @@ describe('concurrent invoice creation', () => {
   );
 
   it(
+    'answers all 20 simultaneous retries of a finished key with the replay, byte-identical: none gets 409',
+    async () => {
+      const company = await t.newCompany();
+      const key = newKey('finished-key');
+      const body = anInvoice().withOrderId().withLine().build();
+      const original = await post(company, key, body);
+      expect(original.status).toBe(201);
+
+      const retries = await Promise.all(Array.from({ length: 20 }, () => post(company, key, body)));
+
+      expect(retries.map((retry) => retry.status)).toEqual(Array(20).fill(201));
+      for (const retry of retries) {
+        expect(retry.headers.get('idempotent-replayed')).toBe('true');
+        expect(retry.text).toBe(original.text);
+        expect(retry.headers.get('location')).toBe(original.headers.get('location'));
+        expect(retry.headers.get('idempotency-key-expires')).toBe(
+          original.headers.get('idempotency-key-expires'),
+        );
+      }
+      await expectConsistentBooks(company, 1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     'answers 409 in use at once while the first request with the key is still running, never queueing a second run',
     async () => {
       const company = await t.newCompany();
