@@ -1,7 +1,4 @@
-import { Client } from 'pg';
-import { createDataSource, quoteIdentifier, runMigrations } from '../../libs/database/src';
-import { installJobQueue } from '../../libs/outbox/src/job-queue';
-import { MIGRATIONS } from '../../migrations';
+import { createMigratedDatabase, dropDatabase } from './migrated-database';
 import { testDatabaseState } from './test-database';
 
 export interface IsolatedDatabase {
@@ -17,28 +14,6 @@ export interface IsolatedDatabase {
 export async function createIsolatedDatabase(label: string): Promise<IsolatedDatabase> {
   const state = testDatabaseState();
   const name = `${state.name}_${label}`;
-  const admin = new Client({ connectionString: state.adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${quoteIdentifier(name)}`);
-  await admin.end();
-  const url = new URL(state.adminUrl);
-  url.pathname = `/${name}`;
-  const dataSource = await createDataSource({
-    url: url.toString(),
-    poolSize: 2,
-    applicationName: 'ledgerkey-test-setup',
-    migrations: MIGRATIONS,
-  }).initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
-  await installJobQueue(url.toString());
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new Client({ connectionString: state.adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`);
-      await client.end();
-    },
-  };
+  const url = await createMigratedDatabase(state.adminUrl, name);
+  return { url, drop: () => dropDatabase(state.adminUrl, name) };
 }
