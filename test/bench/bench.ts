@@ -265,8 +265,8 @@ async function createLoad(
 }
 
 /**
- * Replays: 400 keys created first, then requested round-robin, so concurrent requests rarely
- * share a key (two at once on one key correctly answer 409 in_use, which is not a replay).
+ * Replays: 400 keys created first, then requested round-robin. A finished key is read without a
+ * lock, so concurrent requests on one key all replay.
  */
 async function replayLoad(name: string, label: string, baseUrl: string, company: Company): Promise<Figures> {
   const keys: string[] = [];
