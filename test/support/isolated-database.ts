@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import type { MigrationInterface } from 'typeorm';
 import { createDataSource, quoteIdentifier, runMigrations } from '../../libs/database/src';
 import { installJobQueue } from '../../libs/outbox/src/job-queue';
 import { MIGRATIONS } from '../../migrations';
@@ -9,12 +10,22 @@ export interface IsolatedDatabase {
   drop(): Promise<void>;
 }
 
+export interface IsolatedDatabaseOptions {
+  /** Applied in order; default: all of them (a migration test passes the ones before its own). */
+  migrations?: Array<new () => MigrationInterface>;
+  /** Install the job queue's schema (default true). */
+  jobQueue?: boolean;
+}
+
 /**
  * A fresh migrated database (with the job queue) of its own, on the test server. For suites
  * whose worker processes must not see, or be seen by, the job-queue workers of other suites
- * running at the same time (crash tests count every attempt).
+ * running at the same time (crash tests count every attempt), and for migration tests.
  */
-export async function createIsolatedDatabase(label: string): Promise<IsolatedDatabase> {
+export async function createIsolatedDatabase(
+  label: string,
+  { migrations = MIGRATIONS, jobQueue = true }: IsolatedDatabaseOptions = {},
+): Promise<IsolatedDatabase> {
   const state = testDatabaseState();
   const name = `${state.name}_${label}`;
   const admin = new Client({ connectionString: state.adminUrl });
@@ -27,11 +38,11 @@ export async function createIsolatedDatabase(label: string): Promise<IsolatedDat
     url: url.toString(),
     poolSize: 2,
     applicationName: 'ledgerkey-test-setup',
-    migrations: MIGRATIONS,
+    migrations,
   }).initialize();
   await runMigrations(dataSource);
   await dataSource.destroy();
-  await installJobQueue(url.toString());
+  if (jobQueue) await installJobQueue(url.toString());
   return {
     url: url.toString(),
     async drop() {

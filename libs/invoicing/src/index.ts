@@ -21,7 +21,8 @@ export {
   OrderAlreadyInvoicedError,
 } from './invoicing.errors';
 export { AmountOutOfRangeError, computeDocumentTotals } from './vat';
-export { formatDocumentNumber } from './numbering/document-number';
+export { CREDIT_NOTE_SERIES, formatDocumentNumber } from './numbering/document-number';
+export type { DocumentType } from './numbering/document-number';
 export { InvoicesRepository } from './invoices/invoices.repository';
 export type { LockedInvoice } from './invoices/invoices.repository';
 export { DocumentSequenceRepository } from './numbering/document-sequence.repository';
@@ -31,7 +32,7 @@ export { canonicalNumeric, formatDecimal, normalizeDecimal, parseDecimal } from 
 export { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from './vat';
 export type { DocumentTotals, PricedLine, VatBreakdownRow } from './vat';
 export { MAX_INVOICE_LINES } from './issue-invoice/issue-invoice.dto';
-export { IssueCreditNoteHandler, CREDIT_NOTE_SERIES } from './issue-credit-note/issue-credit-note.handler';
+export { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
 export { IssueCreditNoteDto, CREDIT_NOTE_REASONS } from './issue-credit-note/issue-credit-note.dto';
 export { computeCredit } from './issue-credit-note/credit-limits';
 export { CreditNoteQueries } from './credit-notes/credit-note-queries';

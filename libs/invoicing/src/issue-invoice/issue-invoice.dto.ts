@@ -15,11 +15,13 @@ import {
   Max,
   MaxLength,
   Min,
+  NotEquals,
   ValidateNested,
 } from 'class-validator';
 import { IsMoneyCurrency } from '@ledgerkey/money';
 import { IsCalendarDate } from '../calendar-date.validator';
 import { IsDecimalString } from '../decimal-string.validator';
+import { CREDIT_NOTE_SERIES } from '../numbering/document-number';
 import { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from '../vat';
 
 export const DEFAULT_INVOICE_SERIES = 'INV';
@@ -92,10 +94,20 @@ export class IssueInvoiceDto {
   @Length(1, 100)
   orderId?: string;
 
-  @ApiPropertyOptional({ example: 'INV', default: DEFAULT_INVOICE_SERIES, pattern: '^[A-Z0-9]{1,10}$' })
+  @ApiPropertyOptional({
+    example: 'INV',
+    default: DEFAULT_INVOICE_SERIES,
+    pattern: '^[A-Z0-9]{1,10}$',
+    description:
+      'Numbers are gapless per (company, document type, series). `CN` is reserved for credit ' +
+      'notes (400 validation_failed): a printed number never names an invoice and a credit note.',
+  })
   @IsOptional()
   @IsString()
   @Matches(/^[A-Z0-9]{1,10}$/, { message: 'series must be 1–10 upper-case letters or digits' })
+  @NotEquals(CREDIT_NOTE_SERIES, {
+    message: `series ${CREDIT_NOTE_SERIES} is reserved for credit notes; choose another series for invoices`,
+  })
   series?: string;
 
   @ApiPropertyOptional({ example: 'EUR', description: 'ISO 4217; defaults to the company currency' })

@@ -83,8 +83,9 @@ ApiProperty({
   minLength: 1,
   maxLength: 200,
   description:
-    'Identifies the supplier when vatId is absent: compared after NFKC, lower-casing, removing ' +
-    'punctuation and collapsing spaces ("UAB  Tiekėjas," = "uab tiekėjas").',
+    'Identifies the supplier when vatId is absent on either of two documents: compared after ' +
+    'NFKC, lower-casing, removing punctuation and collapsing spaces ("UAB  Tiekėjas," = ' +
+    '"uab tiekėjas").',
 })(SupplierDto.prototype, 'name');
 
 export class RecordPurchaseInvoiceDto {
@@ -93,9 +94,12 @@ export class RecordPurchaseInvoiceDto {
     minLength: 1,
     maxLength: MAX_DOCUMENT_NUMBER_LENGTH,
     description:
-      "The supplier's invoice number, echoed as sent. At most one purchase invoice per supplier " +
-      'and document number, for ever (409 purchase_invoice_duplicate); numbers are compared ' +
-      'upper-cased without spaces ("inv 001" = "INV001").',
+      "The supplier's invoice number, echoed as sent. A supplier document is recorded once, for " +
+      'ever: it duplicates an earlier purchase invoice of the company (409 ' +
+      'purchase_invoice_duplicate with existingPurchaseInvoiceId) when the numbers match, ' +
+      'compared upper-cased without spaces ("inv 001" = "INV001"), and either both suppliers ' +
+      'have a vatId and they are equal, or at least one has none and the normalized names are ' +
+      'equal. Two different VAT ids are two suppliers, whatever their names.',
   })
   @IsDocumentNumber()
   documentNumber: string;
@@ -103,8 +107,8 @@ export class RecordPurchaseInvoiceDto {
   @ApiProperty({
     type: SupplierDto,
     description:
-      'Identified by vatId when given, else by its normalized name: the same supplier may be ' +
-      'spelled differently on every upload.',
+      'Identified by vatId; where one of two documents has no vatId, by the normalized name ' +
+      '(the same supplier may be spelled differently on every upload). See documentNumber.',
   })
   // ValidateNested skips undefined and accepts arrays: require a plain object first.
   @IsObject()

@@ -66,7 +66,7 @@ export const listSalesInvoices = <ThrowOnError extends boolean = false>(options?
 /**
  * Credit an invoice
  *
- * Issues an immutable credit note (own gapless series CN) against an invoice and posts the reversing journal entry. Without lines, credits everything not yet credited. Per VAT rate, the credited net never exceeds the invoice, also under concurrent requests.
+ * Issues an immutable credit note (own gapless series CN, reserved for credit notes) against an invoice and posts the reversing journal entry. Without lines, credits everything not yet credited. Per VAT rate, the credited net never exceeds the invoice, also under concurrent requests.
  */
 export const createCreditNote = <ThrowOnError extends boolean = false>(options: Options<CreateCreditNoteData, ThrowOnError>): RequestResult<CreateCreditNoteResponses, CreateCreditNoteErrors, ThrowOnError> => (options.client ?? client).post<CreateCreditNoteResponses, CreateCreditNoteErrors, ThrowOnError>({
     security: [{
@@ -111,7 +111,7 @@ export const listCreditNotes = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Record a supplier's invoice
  *
- * Records an immutable purchase invoice and posts its journal entry (expense and VAT receivable against payables). Retry with the same Idempotency-Key and body as often as needed: the first response is replayed (`Idempotent-Replayed: true`). Independently of keys and their expiry, a supplier document (supplier VAT id, else normalized name, plus document number) is recorded once: a second upload answers 409 `purchase_invoice_duplicate`.
+ * Records an immutable purchase invoice and posts its journal entry (expense and VAT receivable against payables). Retry with the same Idempotency-Key and body as often as needed: the first response is replayed (`Idempotent-Replayed: true`). Independently of keys and their expiry, a supplier document is recorded once: a second upload answers 409 `purchase_invoice_duplicate` naming the first. Same document: the normalized `documentNumber` matches and either both VAT ids are equal, or at least one side has no VAT id and the normalized supplier names are equal (the database enforces it too, also for concurrent uploads). Different VAT ids are different suppliers.
  */
 export const createPurchaseInvoice = <ThrowOnError extends boolean = false>(options: Options<CreatePurchaseInvoiceData, ThrowOnError>): RequestResult<CreatePurchaseInvoiceResponses, CreatePurchaseInvoiceErrors, ThrowOnError> => (options.client ?? client).post<CreatePurchaseInvoiceResponses, CreatePurchaseInvoiceErrors, ThrowOnError>({
     security: [{

@@ -36,6 +36,9 @@ export type IssueInvoiceDto = {
      * Your order reference. At most one invoice per order, for ever (409 order_already_invoiced).
      */
     orderId?: string;
+    /**
+     * Numbers are gapless per (company, document type, series). `CN` is reserved for credit notes (400 validation_failed): a printed number never names an invoice and a credit note.
+     */
     series?: string;
     /**
      * ISO 4217; defaults to the company currency
@@ -146,7 +149,7 @@ export type CreditNoteListView = {
 
 export type SupplierDto = {
     /**
-     * Identifies the supplier when vatId is absent: compared after NFKC, lower-casing, removing punctuation and collapsing spaces ("UAB  Tiekėjas," = "uab tiekėjas").
+     * Identifies the supplier when vatId is absent on either of two documents: compared after NFKC, lower-casing, removing punctuation and collapsing spaces ("UAB  Tiekėjas," = "uab tiekėjas").
      */
     name: string;
     vatId?: string;
@@ -160,11 +163,11 @@ export type SupplierDto = {
 
 export type RecordPurchaseInvoiceDto = {
     /**
-     * The supplier's invoice number, echoed as sent. At most one purchase invoice per supplier and document number, for ever (409 purchase_invoice_duplicate); numbers are compared upper-cased without spaces ("inv 001" = "INV001").
+     * The supplier's invoice number, echoed as sent. A supplier document is recorded once, for ever: it duplicates an earlier purchase invoice of the company (409 purchase_invoice_duplicate with existingPurchaseInvoiceId) when the numbers match, compared upper-cased without spaces ("inv 001" = "INV001"), and either both suppliers have a vatId and they are equal, or at least one has none and the normalized names are equal. Two different VAT ids are two suppliers, whatever their names.
      */
     documentNumber: string;
     /**
-     * Identified by vatId when given, else by its normalized name: the same supplier may be spelled differently on every upload.
+     * Identified by vatId; where one of two documents has no vatId, by the normalized name (the same supplier may be spelled differently on every upload). See documentNumber.
      */
     supplier: SupplierDto;
     /**
