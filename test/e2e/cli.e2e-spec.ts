@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { testDatabaseUrl } from '../support/test-database';
+import { TEST_SECRETS_KEY } from '../support/test-secrets';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '../..');
@@ -11,7 +12,13 @@ const ROOT = resolve(__dirname, '../..');
 function cli(args: string[]) {
   return run(process.execPath, ['dist/apps/api/src/cli.js', ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'error' },
+    // The test key: the CLI boots the application, whose secrets pass must not use a key file of its own.
+    env: {
+      ...process.env,
+      DATABASE_URL: testDatabaseUrl(),
+      LOG_LEVEL: 'error',
+      SECRETS_KEY: TEST_SECRETS_KEY,
+    },
   });
 }
 

@@ -6,6 +6,7 @@ import { InvoicingModule } from '@ledgerkey/invoicing';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PurchasingModule } from '@ledgerkey/purchasing';
+import { SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import { WebhooksModule } from '@ledgerkey/webhooks';
 import type { Request } from 'express';
@@ -15,7 +16,7 @@ import { JobRunnerModule } from '../../worker/src/job-runner.module';
 import { webhookOptionsOf } from '../../worker/src/worker-config';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
-import { APP_CONFIG, type AppConfig } from './config';
+import { APP_CONFIG, type AppConfig, secretsOptionsOf } from './config';
 import type { DatabaseHandle } from './database-bootstrap';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { EventsController } from './events/events.controller';
@@ -59,6 +60,7 @@ export class AppModule {
           applicationName: 'ledgerkey-api',
           migrations: MIGRATIONS,
         }),
+        SecretsModule.forRoot(secretsOptionsOf(config)),
         TenancyModule,
         LedgerModule,
         OutboxModule,

@@ -77,6 +77,11 @@ const EXAMPLE_EXTRAS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
     existingPurchaseInvoiceId: EXAMPLE_ID,
   },
   idempotency_key_reused: { detail: 'Idempotency-Key was already used with a different request payload.' },
+  idempotency_replay_unavailable: {
+    detail:
+      'The request with this Idempotency-Key completed, but its stored answer contained a secret that ' +
+      'this server can no longer decrypt, so it cannot be replayed.',
+  },
   internal_error: { detail: 'An unexpected error occurred; it has been logged.' },
   service_unavailable: { detail: 'The database is not reachable; retry shortly.' },
 };

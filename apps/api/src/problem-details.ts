@@ -24,6 +24,7 @@ export const PROBLEM_KINDS = {
   order_already_invoiced: { status: 409, title: 'Order already invoiced' },
   payout_already_settled: { status: 409, title: 'Payout already settled' },
   purchase_invoice_duplicate: { status: 409, title: 'Purchase invoice already recorded' },
+  idempotency_replay_unavailable: { status: 410, title: 'Stored answer cannot be replayed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused' },

@@ -257,7 +257,7 @@ export const getEvent = <ThrowOnError extends boolean = false>(options: Options<
 /**
  * Register a webhook endpoint
  *
- * Events of the subscribed types are POSTed to `url`, signed per Standard Webhooks (`webhook-id` = event id, stable across retries; `webhook-timestamp`; `webhook-signature`), at least once: deduplicate by `webhook-id`. Any 2xx acknowledges; anything else, a timeout or a redirect is retried per WEBHOOK_RETRY_SCHEDULE with jitter, then the delivery fails. The signing `secret` is in this response only — and in its idempotent replay, which is stored with the Idempotency-Key until the key expires (IDEMPOTENCY_KEY_TTL).
+ * Events of the subscribed types are POSTed to `url`, signed per Standard Webhooks (`webhook-id` = event id, stable across retries; `webhook-timestamp`; `webhook-signature`), at least once: deduplicate by `webhook-id`. Any 2xx acknowledges; anything else, a timeout or a redirect is retried per WEBHOOK_RETRY_SCHEDULE with jitter, then the delivery fails. The signing `secret` is in this response only — and in its idempotent replay, which is stored with the Idempotency-Key, sealed (encrypted with the server’s SECRETS_KEY), until the key expires (IDEMPOTENCY_KEY_TTL).
  */
 export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookEndpointData, ThrowOnError>): RequestResult<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError>({
     security: [{

@@ -464,7 +464,7 @@ export type CreatedCompanyView = {
     apiKey: string;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable';
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -1200,6 +1200,10 @@ export type CreateWebhookEndpointErrors = {
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
      */
     409: ProblemDetails;
+    /**
+     * Replays only, `idempotency_replay_unavailable`: the endpoint was registered, but the stored answer (it holds the secret) was sealed under a key the server no longer has. Do not retry: list the endpoints to find it, and replace it to get a new secret.
+     */
+    410: ProblemDetails;
     /**
      * `webhook_url_forbidden` (with `errors` on `url`): the host is, or resolves to, a loopback, private, link-local, CGNAT, multicast or otherwise non-public address. Stored and replayed under the key. Or `idempotency_key_reused`.
      *
