@@ -4,6 +4,7 @@ import { CreditNotesSettlementsPurchases1764600000000 } from './1764600000000-cr
 import { Events1764700000000 } from './1764700000000-events';
 import { Webhooks1764800000000 } from './1764800000000-webhooks';
 import { IdempotencyClaim1764900000000 } from './1764900000000-idempotency-claim';
+import { TextBounds1765100000000 } from './1765100000000-text-bounds';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -12,4 +13,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   Events1764700000000,
   Webhooks1764800000000,
   IdempotencyClaim1764900000000,
+  TextBounds1765100000000,
 ];

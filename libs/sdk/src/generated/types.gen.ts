@@ -366,7 +366,7 @@ export type EventListView = {
 
 export type CreateWebhookEndpointDto = {
     /**
-     * Absolute http(s) URL. Its host must be, and resolve to, public addresses only (no loopback, private, link-local, CGNAT, multicast …) unless the server runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true; otherwise `422 webhook_url_forbidden`.
+     * Absolute http(s) URL, stored and returned in its normalized (WHATWG) form, which must fit 2048 characters as well: non-ASCII characters are percent-encoded. Its host must be, and resolve to, public addresses only (no loopback, private, link-local, CGNAT, multicast …) unless the server runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true; otherwise `422 webhook_url_forbidden`.
      */
     url: string;
     /**
