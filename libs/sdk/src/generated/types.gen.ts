@@ -318,18 +318,30 @@ export type JournalEntryListView = {
 export type TrialBalanceRow = {
     account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable';
     currency: string;
-    debitTotal: number;
-    creditTotal: number;
     /**
-     * debitTotal − creditTotal
+     * Sum of the debits: integer minor units as a decimal string (exact beyond 2^53)
      */
-    balance: number;
+    debitTotal: string;
+    /**
+     * Sum of the credits: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    creditTotal: string;
+    /**
+     * debitTotal − creditTotal: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    balance: string;
 };
 
 export type TrialBalanceTotalView = {
     currency: string;
-    debitTotal: number;
-    creditTotal: number;
+    /**
+     * Sum of all debits in the currency: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    debitTotal: string;
+    /**
+     * Sum of all credits in the currency: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    creditTotal: string;
     /**
      * Debits equal credits: always true
      */
