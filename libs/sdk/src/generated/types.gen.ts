@@ -494,7 +494,7 @@ export type ProblemDetails = {
      */
     requestId: string;
     /**
-     * With `validation_failed`
+     * Always with `validation_failed`. `field` is a body path (`lines[0].quantity`), a query parameter (`limit`), a path parameter (`id`), `body` for the body as a whole, or `request` when nothing narrower applies.
      */
     errors?: Array<ProblemFieldError>;
     /**
