@@ -307,8 +307,8 @@ describe('chaos: kills and a database restart under mixed load', () => {
           expect(trialBalance.totals).toEqual([
             {
               currency: 'EUR',
-              debitTotal: Number(mine[0].debit),
-              creditTotal: Number(mine[0].credit),
+              debitTotal: mine[0].debit,
+              creditTotal: mine[0].credit,
               balanced: true,
             },
           ]);

@@ -286,14 +286,20 @@ describe('purchase invoices', () => {
           {
             account: 'accounts_payable',
             currency: 'EUR',
-            debitTotal: 0,
-            creditTotal: 12645,
-            balance: -12645,
+            debitTotal: '0',
+            creditTotal: '12645',
+            balance: '-12645',
           },
-          { account: 'expense', currency: 'EUR', debitTotal: 10500, creditTotal: 0, balance: 10500 },
-          { account: 'vat_receivable', currency: 'EUR', debitTotal: 2145, creditTotal: 0, balance: 2145 },
+          { account: 'expense', currency: 'EUR', debitTotal: '10500', creditTotal: '0', balance: '10500' },
+          {
+            account: 'vat_receivable',
+            currency: 'EUR',
+            debitTotal: '2145',
+            creditTotal: '0',
+            balance: '2145',
+          },
         ],
-        totals: [{ currency: 'EUR', debitTotal: 12645, creditTotal: 12645, balanced: true }],
+        totals: [{ currency: 'EUR', debitTotal: '12645', creditTotal: '12645', balanced: true }],
       });
 
       const books = await booksOf(company);
@@ -691,7 +697,7 @@ describe('purchase invoices', () => {
       expect(books.records.map((row) => row.response_status).sort()).toEqual([201, ...Array(9).fill(409)]);
       const balance = await t.http.get('/v1/ledger/trial-balance').set(company.auth);
       expect(balance.body.totals).toEqual([
-        { currency: 'EUR', debitTotal: 12100, creditTotal: 12100, balanced: true },
+        { currency: 'EUR', debitTotal: '12100', creditTotal: '12100', balanced: true },
       ]);
     });
   });

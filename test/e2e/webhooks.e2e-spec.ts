@@ -104,6 +104,77 @@ describe('webhook endpoints without WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
   });
 });
 
+/** A URL of `length` characters once normalized: `é` percent-encodes to six ("%C3%A9"). */
+function urlNormalizingTo(base: string, length: number): { sent: string; stored: string } {
+  const accents = Math.floor((length - base.length) / 6);
+  const sent = base + 'é'.repeat(accents) + 'a'.repeat(length - base.length - 6 * accents);
+  return { sent, stored: new URL(sent).href };
+}
+
+describe('webhook endpoints: the URL is validated as it is stored', () => {
+  let t: TestApp;
+  let db: Pool;
+
+  beforeAll(async () => {
+    // Private targets allowed: no DNS at registration, so only the URL's form is judged.
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    db = testDatabasePool();
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.end();
+  });
+
+  async function storedUrls(company: TestCompany): Promise<string[]> {
+    const { rows } = await db.query<{ url: string }>(
+      `SELECT url FROM webhook_endpoints WHERE company_id = $1`,
+      [company.companyId],
+    );
+    return rows.map((row) => row.url);
+  }
+
+  it('1,019 characters that percent-encode past 2048 → 400 validation_failed on url, nothing stored', async () => {
+    const company = await t.newCompany();
+    const url = 'https://example.com/' + 'é'.repeat(999);
+    expect(url.length).toBe(1019);
+    const response = await registerEndpoint(t, company, { url, enabledEvents: ['*'] });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'url', message: expect.stringContaining('once normalized') }],
+    });
+    expect(await storedUrls(company)).toEqual([]);
+  });
+
+  it('normalized to exactly 2048 characters → 201, stored and shown normalized; 2049 → 400', async () => {
+    const company = await t.newCompany();
+    const atBound = urlNormalizingTo('http://127.0.0.1:9/hooks/', 2048);
+    expect(atBound.stored).toHaveLength(2048);
+    const created = await registerEndpoint(t, company, { url: atBound.sent, enabledEvents: ['*'] });
+    expect(created.status).toBe(201);
+    expect(created.body.url).toBe(atBound.stored);
+    expect(await storedUrls(company)).toEqual([atBound.stored]);
+
+    const over = urlNormalizingTo('http://127.0.0.1:9/hooks/', 2049);
+    const rejected = await registerEndpoint(t, company, { url: over.sent, enabledEvents: ['*'] });
+    expect(rejected.status).toBe(400);
+    expect(rejected.body.errors).toEqual([
+      { field: 'url', message: expect.stringContaining('becomes 2049') },
+    ]);
+    expect(await storedUrls(company)).toEqual([atBound.stored]);
+  });
+
+  it('the sent form is bounded too: 2049 code points that would normalize shorter → 400', async () => {
+    const company = await t.newCompany();
+    // Tabs and newlines are removed by URL parsing: short once stored, but longer than documented.
+    const url = 'http://127.0.0.1:9/' + '\t'.repeat(2049 - 'http://127.0.0.1:9/'.length);
+    expect(new URL(url).href.length).toBeLessThan(2048);
+    const response = await registerEndpoint(t, company, { url, enabledEvents: ['*'] });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([{ field: 'url', message: expect.stringContaining('2048') }]);
+  });
+});
+
 describe('webhook delivery (worker in the API process)', () => {
   let t: TestApp;
   let db: Pool;

@@ -32,7 +32,7 @@ import { WebhookEndpointsController } from './webhooks/webhook-endpoints.control
 import { renderProblem, problemCodeOf } from './problem-details';
 import { ProblemDetailsFilter } from './problem-details.filter';
 import { requestIdFor, requestIdOf } from './request-id';
-import { requestValidationPipe, RequestValidationError } from './request-validation';
+import { requestValidationPipe } from './request-validation';
 
 @Module({})
 export class AppModule {
@@ -80,15 +80,8 @@ export class AppModule {
               const company = companyOf(request);
               return { tenantId: company.id, context: company };
             },
-            validateBody: (body, dto) => {
-              if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-                throw new RequestValidationError([{ field: 'body', message: 'must be a JSON object' }]);
-              }
-              return requestValidationPipe.transform(body, {
-                type: 'body',
-                metatype: dto,
-              }) as Promise<object>;
-            },
+            validateBody: (body, dto) =>
+              requestValidationPipe.transform(body, { type: 'body', metatype: dto }) as Promise<object>,
             renderOutcome: (error, request) => {
               if (problemCodeOf(error) === undefined) return null;
               const problem = renderProblem(error, requestIdOf(request));

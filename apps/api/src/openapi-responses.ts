@@ -28,7 +28,13 @@ export class ProblemDetailsView {
   code: ProblemCode;
   @ApiProperty({ description: 'Also sent as the `X-Request-Id` header', example: 'req_3f1c0a7e' })
   requestId: string;
-  @ApiPropertyOptional({ type: [ProblemFieldErrorView], description: 'With `validation_failed`' })
+  @ApiPropertyOptional({
+    type: [ProblemFieldErrorView],
+    description:
+      'Always with `validation_failed`. `field` is a body path (`lines[0].quantity`), a query ' +
+      'parameter (`limit`), a path parameter (`id`), `body` for the body as a whole, or `request` ' +
+      'when nothing narrower applies.',
+  })
   errors?: ProblemFieldErrorView[];
   @ApiPropertyOptional({ format: 'uuid', description: 'With `order_already_invoiced`' })
   existingInvoiceId?: string;

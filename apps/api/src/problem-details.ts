@@ -125,6 +125,11 @@ export function renderProblem(thrown: unknown, requestId: string): RenderedProbl
       if (value !== undefined) body[field] = value;
     }
   }
+  if (code === 'validation_failed' && !Array.isArray(body.errors)) {
+    // The contract gives every validation_failed its errors[]. Our own validation always names
+    // the field; a 4xx from the framework that names none is about the request as a whole.
+    body.errors = [{ field: 'request', message: 'is malformed' }];
+  }
   const headers: Record<string, string> = {};
   const retryAfter = (error as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
   if (typeof retryAfter === 'number') headers['Retry-After'] = String(retryAfter);

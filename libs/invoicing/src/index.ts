@@ -31,7 +31,7 @@ export { IsCalendarDate, isCalendarDate, todayUtc } from './calendar-date.valida
 export { canonicalNumeric, formatDecimal, normalizeDecimal, parseDecimal } from './decimal';
 export { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from './vat';
 export type { DocumentTotals, PricedLine, VatBreakdownRow } from './vat';
-export { MAX_INVOICE_LINES } from './issue-invoice/issue-invoice.dto';
+export { MAX_INVOICE_LINES, MAX_PARTY_NAME_LENGTH } from './issue-invoice/issue-invoice.dto';
 export { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
 export { IssueCreditNoteDto, CREDIT_NOTE_REASONS } from './issue-credit-note/issue-credit-note.dto';
 export { computeCredit } from './issue-credit-note/credit-limits';

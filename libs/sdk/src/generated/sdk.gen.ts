@@ -214,7 +214,7 @@ export const listJournalEntries = <ThrowOnError extends boolean = false>(options
 /**
  * Debit and credit totals per account and currency
  *
- * Debits equal credits per currency, always: `totals[].balanced` says so.
+ * Debits equal credits per currency, always: `totals[].balanced` says so. Amounts are sums across documents, so they are integer minor units as decimal strings ("18000000000000001"): exact beyond 2^53, where a JSON number is not.
  */
 export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: Options<GetTrialBalanceData, ThrowOnError>): RequestResult<GetTrialBalanceResponses, GetTrialBalanceErrors, ThrowOnError> => (options?.client ?? client).get<GetTrialBalanceResponses, GetTrialBalanceErrors, ThrowOnError>({
     security: [{

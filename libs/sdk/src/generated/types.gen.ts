@@ -321,18 +321,30 @@ export type JournalEntryListView = {
 export type TrialBalanceRow = {
     account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable';
     currency: string;
-    debitTotal: number;
-    creditTotal: number;
     /**
-     * debitTotal − creditTotal
+     * Sum of the debits: integer minor units as a decimal string (exact beyond 2^53)
      */
-    balance: number;
+    debitTotal: string;
+    /**
+     * Sum of the credits: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    creditTotal: string;
+    /**
+     * debitTotal − creditTotal: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    balance: string;
 };
 
 export type TrialBalanceTotalView = {
     currency: string;
-    debitTotal: number;
-    creditTotal: number;
+    /**
+     * Sum of all debits in the currency: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    debitTotal: string;
+    /**
+     * Sum of all credits in the currency: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    creditTotal: string;
     /**
      * Debits equal credits: always true
      */
@@ -369,7 +381,7 @@ export type EventListView = {
 
 export type CreateWebhookEndpointDto = {
     /**
-     * Absolute http(s) URL. Its host must be, and resolve to, public addresses only (no loopback, private, link-local, CGNAT, multicast …) unless the server runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true; otherwise `422 webhook_url_forbidden`.
+     * Absolute http(s) URL, stored and returned in its normalized (WHATWG) form, which must fit 2048 characters as well: non-ASCII characters are percent-encoded. Its host must be, and resolve to, public addresses only (no loopback, private, link-local, CGNAT, multicast …) unless the server runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true; otherwise `422 webhook_url_forbidden`.
      */
     url: string;
     /**
@@ -485,7 +497,7 @@ export type ProblemDetails = {
      */
     requestId: string;
     /**
-     * With `validation_failed`
+     * Always with `validation_failed`. `field` is a body path (`lines[0].quantity`), a query parameter (`limit`), a path parameter (`id`), `body` for the body as a whole, or `request` when nothing narrower applies.
      */
     errors?: Array<ProblemFieldError>;
     /**

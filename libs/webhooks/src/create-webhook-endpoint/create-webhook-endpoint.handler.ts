@@ -34,7 +34,8 @@ export class CreateWebhookEndpointHandler {
     dto: CreateWebhookEndpointDto,
     now = new Date(),
   ): Promise<CreatedWebhookEndpointView> {
-    // Normalized once (host case, default port, path): what is checked is what is called.
+    // Normalized once (host case, default port, path): what is checked is what is called, and
+    // what is stored (the DTO validated that this form fits the column).
     const url = new URL(dto.url);
     await this.assertAllowedTarget(url);
     const secret = newWebhookSecret();
