@@ -4,7 +4,10 @@ import { CreditNotesSettlementsPurchases1764600000000 } from './1764600000000-cr
 import { Events1764700000000 } from './1764700000000-events';
 import { Webhooks1764800000000 } from './1764800000000-webhooks';
 import { IdempotencyClaim1764900000000 } from './1764900000000-idempotency-claim';
+import { DocumentNamespacesSupplierIdentity1765000000000 } from './1765000000000-document-namespaces-supplier-identity';
+import { TextBounds1765100000000 } from './1765100000000-text-bounds';
 import { IdempotencyStates1765300000000 } from './1765300000000-idempotency-states';
+import { SealedSecrets1765400000000 } from './1765400000000-sealed-secrets';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -13,5 +16,8 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   Events1764700000000,
   Webhooks1764800000000,
   IdempotencyClaim1764900000000,
+  DocumentNamespacesSupplierIdentity1765000000000,
+  TextBounds1765100000000,
   IdempotencyStates1765300000000,
+  SealedSecrets1765400000000,
 ];

@@ -371,8 +371,10 @@ async function oneCreate(pool: Pool, company: Company, key: string, n: number): 
     ]);
     const [{ last_value: sequence }] = (
       await client.query(
-        `INSERT INTO document_sequences AS s (company_id, series, last_value) VALUES ($1, $2, 1)
-         ON CONFLICT (company_id, series) DO UPDATE SET last_value = s.last_value + 1 RETURNING last_value`,
+        `INSERT INTO document_sequences AS s (company_id, document_type, series, last_value)
+         VALUES ($1, 'invoice', $2, 1)
+         ON CONFLICT (company_id, document_type, series) DO UPDATE SET last_value = s.last_value + 1
+         RETURNING last_value`,
         [company.companyId, 'RAW'],
       )
     ).rows;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Response } from 'supertest';
 import { anInvoice, newKey, type InvoiceBuilder, type LineInput } from '../support/invoice.builder';
-import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
+import { startTestApp, TEST_ADMIN_TOKEN, type TestApp, type TestCompany } from '../support/test-app';
 import { testDatabasePool } from '../support/test-database';
 
 const CREATE = '/v1/sales/invoices/create';
@@ -39,6 +39,12 @@ function expectProblem(response: Response, status: number, code: string): Proble
     }),
   );
   expect(response.headers['x-request-id']).toBe(problem.requestId);
+  if (code === 'validation_failed') {
+    // The contract: every validation_failed names what is wrong.
+    expect(problem.errors).toEqual(expect.arrayContaining([expect.anything()]));
+    for (const error of problem.errors ?? [])
+      expect(error).toEqual({ field: expect.any(String), message: expect.stringMatching(/\S/) });
+  }
   return problem;
 }
 
@@ -155,15 +161,28 @@ describe('bad input never yields a 5xx', () => {
     ])('%s → validation_failed', async (_name, raw) => {
       const company = await t.newCompany();
       const response = await create(company, raw);
-      expectProblem(response, 400, 'validation_failed');
+      expect(expectProblem(response, 400, 'validation_failed').errors).toEqual([
+        { field: 'body', message: 'must be a JSON object' },
+      ]);
       await expectNothingStored(company);
     });
 
     it('no body at all → validation_failed', async () => {
       const company = await t.newCompany();
       const response = await t.http.post(CREATE).set(company.auth).set('Idempotency-Key', newKey());
-      expectProblem(response, 400, 'validation_failed');
+      expectFieldError(expectProblem(response, 400, 'validation_failed'), 'body');
       await expectNothingStored(company);
+    });
+
+    it('the same on a route without a key: an array for POST /admin/companies names body, not "0"', async () => {
+      const response = await t.http
+        .post('/admin/companies')
+        .set('Authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+        .set('Content-Type', 'application/json')
+        .send('[{"name":"UAB Pardavėjas","countryCode":"LT","currency":"EUR"}]');
+      expect(expectProblem(response, 400, 'validation_failed').errors).toEqual([
+        { field: 'body', message: 'must be a JSON object' },
+      ]);
     });
 
     it('an empty object → validation_failed naming customer and lines', async () => {
@@ -451,6 +470,53 @@ describe('bad input never yields a 5xx', () => {
         'validation_failed',
       );
       expectFieldError(problem, field);
+    });
+
+    it.each([
+      ['GET', '/v1/sales/invoices/%ZZ'],
+      ['GET', '/v1/sales/invoices/abc%'],
+      ['GET', '/v1/sales/credit-notes/%E0%A4%A'],
+      ['GET', '/v1/settlements/%C0%80'],
+      ['GET', '/v1/purchases/invoices/%FF'],
+      ['GET', '/v1/events/%ZZ'],
+      ['GET', '/v1/webhook-endpoints/%ZZ'],
+      ['GET', '/v1/webhook-endpoints/%D8%00/attempts'],
+      ['POST', '/v1/webhook-endpoints/%ZZ/disable'],
+    ])(
+      '%s %s: a path id that is not percent-encoded UTF-8 → 400 naming the field "id"',
+      async (method, path) => {
+        const company = await t.newCompany();
+        const request =
+          method === 'GET' ? t.http.get(path) : t.http.post(path).set('Idempotency-Key', newKey());
+        const problem = expectProblem(await request.set(company.auth), 400, 'validation_failed');
+        expect(problem.errors).toEqual([
+          { field: 'id', message: 'must be percent-encoded UTF-8 (as in RFC 3986)' },
+        ]);
+      },
+    );
+
+    it.each([
+      ['GET', '/v1/nope/%ZZ'],
+      ['GET', '/v1/sales/%ZZ'],
+      ['PUT', '/v1/sales/invoices/%ZZ'],
+      ['DELETE', '/v1/events/%ZZ'],
+    ])('%s %s: no route takes that path → 404 not_found, whatever its encoding', async (method, path) => {
+      const company = await t.newCompany();
+      const request = t.http[method.toLowerCase() as 'get' | 'put' | 'delete'](path).set(company.auth);
+      expectProblem(await request, 404, 'not_found');
+    });
+
+    it.each([
+      ['/v1/sales/invoices?limit=%ZZ', 'limit'],
+      ['/v1/events?startingAfter=%E0%A4%A', 'startingAfter'],
+      ['/v1/settlements?%ZZ=1', '%ZZ'],
+      ['/v1/webhook-endpoints?limit[gt]=1', 'limit[gt]'],
+    ])('GET %s: a query parameter → 400 naming it (%s)', async (path, field) => {
+      const company = await t.newCompany();
+      expectFieldError(
+        expectProblem(await t.http.get(path).set(company.auth), 400, 'validation_failed'),
+        field,
+      );
     });
 
     it('GET /v1/ledger/entries?limit=0 → 400 validation_failed', async () => {

@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { aCompany } from '../support/company.builder';
 import { startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../support/test-app';
 import { testDatabasePool, testDatabaseUrl } from '../support/test-database';
+import { TEST_SECRETS_KEY } from '../support/test-secrets';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '../..');
@@ -14,7 +15,13 @@ const ROOT = resolve(__dirname, '../..');
 function cli(args: string[]) {
   return run(process.execPath, ['dist/apps/api/src/cli.js', ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'error' },
+    // The test key: the CLI boots the application, whose secrets pass must not use a key file of its own.
+    env: {
+      ...process.env,
+      DATABASE_URL: testDatabaseUrl(),
+      LOG_LEVEL: 'error',
+      SECRETS_KEY: TEST_SECRETS_KEY,
+    },
   });
 }
 

@@ -159,10 +159,10 @@ describe('concurrent invoice creation', () => {
     const trialBalance = await fetch(`${t.baseUrl}/v1/ledger/trial-balance`, { headers: company.auth });
     expect(trialBalance.status).toBe(200);
     const { totals } = (await trialBalance.json()) as {
-      totals: Array<{ currency: string; debitTotal: number; creditTotal: number; balanced: boolean }>;
+      totals: Array<{ currency: string; debitTotal: string; creditTotal: string; balanced: boolean }>;
     };
     expect(totals).toEqual([
-      { currency: 'EUR', debitTotal: grossTotal, creditTotal: grossTotal, balanced: true },
+      { currency: 'EUR', debitTotal: String(grossTotal), creditTotal: String(grossTotal), balanced: true },
     ]);
     return books;
   }

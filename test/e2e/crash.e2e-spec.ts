@@ -119,7 +119,7 @@ describe('crash recovery of a real API process', () => {
     const trialBalance = await fetch(`${api.baseUrl}/v1/ledger/trial-balance`, { headers: company.auth });
     expect(trialBalance.status).toBe(200);
     expect(((await trialBalance.json()) as { totals: unknown }).totals).toEqual([
-      { currency: 'EUR', debitTotal: grossTotal, creditTotal: grossTotal, balanced: true },
+      { currency: 'EUR', debitTotal: String(grossTotal), creditTotal: String(grossTotal), balanced: true },
     ]);
     return new Map(invoices.rows.map((row) => [row.order_id, row.id]));
   }

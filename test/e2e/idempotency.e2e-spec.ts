@@ -222,7 +222,12 @@ describe('idempotency of POST /v1/sales/invoices/create', () => {
       expect(Math.abs(record.expires_at.getTime() - expiresAt)).toBeLessThan(1000);
 
       expect(await trialBalanceTotals(company)).toEqual([
-        { currency: 'EUR', debitTotal: DEFAULT_GROSS, creditTotal: DEFAULT_GROSS, balanced: true },
+        {
+          currency: 'EUR',
+          debitTotal: String(DEFAULT_GROSS),
+          creditTotal: String(DEFAULT_GROSS),
+          balanced: true,
+        },
       ]);
     });
   });
@@ -250,7 +255,12 @@ describe('idempotency of POST /v1/sales/invoices/create', () => {
       expect(books).toEqual(booksAfterFirst);
       expect(books).toMatchObject({ invoices: 1, journalEntries: 1, sequence: 1 });
       expect(await trialBalanceTotals(company)).toEqual([
-        { currency: 'EUR', debitTotal: DEFAULT_GROSS, creditTotal: DEFAULT_GROSS, balanced: true },
+        {
+          currency: 'EUR',
+          debitTotal: String(DEFAULT_GROSS),
+          creditTotal: String(DEFAULT_GROSS),
+          balanced: true,
+        },
       ]);
     });
 

@@ -567,14 +567,14 @@ describe('sales invoices', () => {
           {
             account: 'accounts_receivable',
             currency: 'EUR',
-            debitTotal: 17400,
-            creditTotal: 0,
-            balance: 17400,
+            debitTotal: '17400',
+            creditTotal: '0',
+            balance: '17400',
           },
-          { account: 'revenue', currency: 'EUR', debitTotal: 0, creditTotal: 15000, balance: -15000 },
-          { account: 'vat_payable', currency: 'EUR', debitTotal: 0, creditTotal: 2400, balance: -2400 },
+          { account: 'revenue', currency: 'EUR', debitTotal: '0', creditTotal: '15000', balance: '-15000' },
+          { account: 'vat_payable', currency: 'EUR', debitTotal: '0', creditTotal: '2400', balance: '-2400' },
         ],
-        totals: [{ currency: 'EUR', debitTotal: 17400, creditTotal: 17400, balanced: true }],
+        totals: [{ currency: 'EUR', debitTotal: '17400', creditTotal: '17400', balanced: true }],
       });
       const { rows } = await db.query(
         `SELECT sum(debit)::int AS debits, sum(credit)::int AS credits FROM journal_lines WHERE company_id = $1`,
@@ -612,25 +612,25 @@ describe('sales invoices', () => {
           {
             account: 'accounts_receivable',
             currency: 'EUR',
-            debitTotal: 12100,
-            creditTotal: 0,
-            balance: 12100,
+            debitTotal: '12100',
+            creditTotal: '0',
+            balance: '12100',
           },
-          { account: 'revenue', currency: 'EUR', debitTotal: 0, creditTotal: 10000, balance: -10000 },
-          { account: 'vat_payable', currency: 'EUR', debitTotal: 0, creditTotal: 2100, balance: -2100 },
+          { account: 'revenue', currency: 'EUR', debitTotal: '0', creditTotal: '10000', balance: '-10000' },
+          { account: 'vat_payable', currency: 'EUR', debitTotal: '0', creditTotal: '2100', balance: '-2100' },
           {
             account: 'accounts_receivable',
             currency: 'USD',
-            debitTotal: 5450,
-            creditTotal: 0,
-            balance: 5450,
+            debitTotal: '5450',
+            creditTotal: '0',
+            balance: '5450',
           },
-          { account: 'revenue', currency: 'USD', debitTotal: 0, creditTotal: 5000, balance: -5000 },
-          { account: 'vat_payable', currency: 'USD', debitTotal: 0, creditTotal: 450, balance: -450 },
+          { account: 'revenue', currency: 'USD', debitTotal: '0', creditTotal: '5000', balance: '-5000' },
+          { account: 'vat_payable', currency: 'USD', debitTotal: '0', creditTotal: '450', balance: '-450' },
         ],
         totals: [
-          { currency: 'EUR', debitTotal: 12100, creditTotal: 12100, balanced: true },
-          { currency: 'USD', debitTotal: 5450, creditTotal: 5450, balanced: true },
+          { currency: 'EUR', debitTotal: '12100', creditTotal: '12100', balanced: true },
+          { currency: 'USD', debitTotal: '5450', creditTotal: '5450', balanced: true },
         ],
       });
       const { rows } = await db.query(
@@ -643,6 +643,53 @@ describe('sales invoices', () => {
         { currency: 'EUR', debits: 12100, credits: 12100 },
         { currency: 'USD', debits: 5450, credits: 5450 },
       ]);
+    });
+
+    it('sums beyond 2^53 exactly: aggregates are decimal strings of minor units, as SQL sums them', async () => {
+      const company = await t.newCompany();
+      // 9,000 × 10^12 each: one invoice stays within 2^53 − 1, their sum does not.
+      const large = anInvoice().withLine({ quantity: '9000', unitPrice: 1_000_000_000_000, vatRate: '0' });
+      await issue(company, large.build());
+      await issue(company, large.build());
+      await issue(company, anInvoice().withLine({ quantity: '1', unitPrice: 1, vatRate: '0' }).build());
+
+      const response = await t.http.get('/v1/ledger/trial-balance').set(company.auth);
+
+      expect(response.status).toBe(200);
+      // The JSON text itself: a number 18000000000000001 would already be rounded when parsed.
+      expect(response.text).toContain('"debitTotal":"18000000000000001"');
+      expect(response.body).toEqual({
+        object: 'trial_balance',
+        data: [
+          {
+            account: 'accounts_receivable',
+            currency: 'EUR',
+            debitTotal: '18000000000000001',
+            creditTotal: '0',
+            balance: '18000000000000001',
+          },
+          {
+            account: 'revenue',
+            currency: 'EUR',
+            debitTotal: '0',
+            creditTotal: '18000000000000001',
+            balance: '-18000000000000001',
+          },
+        ],
+        totals: [
+          {
+            currency: 'EUR',
+            debitTotal: '18000000000000001',
+            creditTotal: '18000000000000001',
+            balanced: true,
+          },
+        ],
+      });
+      const { rows } = await db.query(
+        `SELECT sum(debit)::text AS debits, sum(credit)::text AS credits FROM journal_lines WHERE company_id = $1`,
+        [company.companyId],
+      );
+      expect(rows).toEqual([{ debits: '18000000000000001', credits: '18000000000000001' }]);
     });
   });
 

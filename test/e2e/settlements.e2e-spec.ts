@@ -291,19 +291,19 @@ describe('settlements', () => {
       ]);
       const trialBalance = await t.http.get('/v1/ledger/trial-balance').set(company.auth);
       expect(trialBalance.body).toMatchObject({
-        totals: [{ currency: 'EUR', debitTotal: 28_200, creditTotal: 28_200, balanced: true }],
+        totals: [{ currency: 'EUR', debitTotal: '28200', creditTotal: '28200', balanced: true }],
       });
       expect((trialBalance.body as { data: unknown[] }).data).toEqual(
         expect.arrayContaining([
           {
             account: 'accounts_receivable',
             currency: 'EUR',
-            debitTotal: 15_100,
-            creditTotal: 13_100,
-            balance: 2000,
+            debitTotal: '15100',
+            creditTotal: '13100',
+            balance: '2000',
           },
-          { account: 'bank', currency: 'EUR', debitTotal: 12_950, creditTotal: 0, balance: 12_950 },
-          { account: 'payment_fees', currency: 'EUR', debitTotal: 150, creditTotal: 0, balance: 150 },
+          { account: 'bank', currency: 'EUR', debitTotal: '12950', creditTotal: '0', balance: '12950' },
+          { account: 'payment_fees', currency: 'EUR', debitTotal: '150', creditTotal: '0', balance: '150' },
         ]),
       );
       expect((await booksOf(company)).unbalancedEntries).toBe(0);
@@ -333,8 +333,8 @@ describe('settlements', () => {
       expect(await trialBalanceTotals(t, company)).toEqual([
         {
           currency: 'EUR',
-          debitTotal: 2 * DEFAULT_GROSS + 7000,
-          creditTotal: 2 * DEFAULT_GROSS + 7000,
+          debitTotal: String(2 * DEFAULT_GROSS + 7000),
+          creditTotal: String(2 * DEFAULT_GROSS + 7000),
           balanced: true,
         },
       ]);
@@ -840,8 +840,8 @@ describe('settlements', () => {
       expect(await trialBalanceTotals(t, company)).toEqual([
         {
           currency: 'EUR',
-          debitTotal: DEFAULT_GROSS + 3 * share,
-          creditTotal: DEFAULT_GROSS + 3 * share,
+          debitTotal: String(DEFAULT_GROSS + 3 * share),
+          creditTotal: String(DEFAULT_GROSS + 3 * share),
           balanced: true,
         },
       ]);

@@ -240,12 +240,18 @@ describe('tenancy', () => {
     const balance = await t.http.get('/v1/ledger/trial-balance').set(companyB.auth);
     expect(balance.status).toBe(200);
     expect(balance.body.totals).toEqual([
-      { currency: 'EUR', debitTotal: 1210, creditTotal: 1210, balanced: true },
+      { currency: 'EUR', debitTotal: '1210', creditTotal: '1210', balanced: true },
     ]);
     expect(balance.body.data).toEqual([
-      { account: 'accounts_receivable', currency: 'EUR', debitTotal: 1210, creditTotal: 0, balance: 1210 },
-      { account: 'revenue', currency: 'EUR', debitTotal: 0, creditTotal: 1000, balance: -1000 },
-      { account: 'vat_payable', currency: 'EUR', debitTotal: 0, creditTotal: 210, balance: -210 },
+      {
+        account: 'accounts_receivable',
+        currency: 'EUR',
+        debitTotal: '1210',
+        creditTotal: '0',
+        balance: '1210',
+      },
+      { account: 'revenue', currency: 'EUR', debitTotal: '0', creditTotal: '1000', balance: '-1000' },
+      { account: 'vat_payable', currency: 'EUR', debitTotal: '0', creditTotal: '210', balance: '-210' },
     ]);
 
     const foreignInvoiceCursor = await t.http

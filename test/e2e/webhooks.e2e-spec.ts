@@ -4,9 +4,16 @@ import { JobRunner } from '../../apps/worker/src/job-runner';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
 import { testDatabasePool, testDatabaseUrl } from '../support/test-database';
+import { testSecretBox } from '../support/test-secrets';
 import { WebhookReceiver, type WebhookReceiverBehaviour } from '../support/webhook-receiver';
 
 const CREATE_ENDPOINT = '/v1/webhook-endpoints/create';
+
+/** Every 8-character piece of the secret's random part: none may appear where it is stored. */
+function piecesOf(secret: string): string[] {
+  const random = secret.slice('whsec_'.length);
+  return Array.from({ length: random.length - 7 }, (_, index) => random.slice(index, index + 8));
+}
 const DELIVERY_TIMEOUT_MS = 20_000;
 
 interface EndpointBody {
@@ -97,6 +104,77 @@ describe('webhook endpoints without WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
   });
 });
 
+/** A URL of `length` characters once normalized: `é` percent-encodes to six ("%C3%A9"). */
+function urlNormalizingTo(base: string, length: number): { sent: string; stored: string } {
+  const accents = Math.floor((length - base.length) / 6);
+  const sent = base + 'é'.repeat(accents) + 'a'.repeat(length - base.length - 6 * accents);
+  return { sent, stored: new URL(sent).href };
+}
+
+describe('webhook endpoints: the URL is validated as it is stored', () => {
+  let t: TestApp;
+  let db: Pool;
+
+  beforeAll(async () => {
+    // Private targets allowed: no DNS at registration, so only the URL's form is judged.
+    t = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    db = testDatabasePool();
+  });
+  afterAll(async () => {
+    await t.close();
+    await db.end();
+  });
+
+  async function storedUrls(company: TestCompany): Promise<string[]> {
+    const { rows } = await db.query<{ url: string }>(
+      `SELECT url FROM webhook_endpoints WHERE company_id = $1`,
+      [company.companyId],
+    );
+    return rows.map((row) => row.url);
+  }
+
+  it('1,019 characters that percent-encode past 2048 → 400 validation_failed on url, nothing stored', async () => {
+    const company = await t.newCompany();
+    const url = 'https://example.com/' + 'é'.repeat(999);
+    expect(url.length).toBe(1019);
+    const response = await registerEndpoint(t, company, { url, enabledEvents: ['*'] });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'url', message: expect.stringContaining('once normalized') }],
+    });
+    expect(await storedUrls(company)).toEqual([]);
+  });
+
+  it('normalized to exactly 2048 characters → 201, stored and shown normalized; 2049 → 400', async () => {
+    const company = await t.newCompany();
+    const atBound = urlNormalizingTo('http://127.0.0.1:9/hooks/', 2048);
+    expect(atBound.stored).toHaveLength(2048);
+    const created = await registerEndpoint(t, company, { url: atBound.sent, enabledEvents: ['*'] });
+    expect(created.status).toBe(201);
+    expect(created.body.url).toBe(atBound.stored);
+    expect(await storedUrls(company)).toEqual([atBound.stored]);
+
+    const over = urlNormalizingTo('http://127.0.0.1:9/hooks/', 2049);
+    const rejected = await registerEndpoint(t, company, { url: over.sent, enabledEvents: ['*'] });
+    expect(rejected.status).toBe(400);
+    expect(rejected.body.errors).toEqual([
+      { field: 'url', message: expect.stringContaining('becomes 2049') },
+    ]);
+    expect(await storedUrls(company)).toEqual([atBound.stored]);
+  });
+
+  it('the sent form is bounded too: 2049 code points that would normalize shorter → 400', async () => {
+    const company = await t.newCompany();
+    // Tabs and newlines are removed by URL parsing: short once stored, but longer than documented.
+    const url = 'http://127.0.0.1:9/' + '\t'.repeat(2049 - 'http://127.0.0.1:9/'.length);
+    expect(new URL(url).href.length).toBeLessThan(2048);
+    const response = await registerEndpoint(t, company, { url, enabledEvents: ['*'] });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([{ field: 'url', message: expect.stringContaining('2048') }]);
+  });
+});
+
 describe('webhook delivery (worker in the API process)', () => {
   let t: TestApp;
   let db: Pool;
@@ -155,7 +233,7 @@ describe('webhook delivery (worker in the API process)', () => {
     return { id: event.id, text: single.text };
   }
 
-  it('registers an endpoint: 201 with a whsec_ secret shown only on create (and its replay)', async () => {
+  it('registers an endpoint: 201 with a whsec_ secret shown only on create (and its replay), stored sealed', async () => {
     const company = await t.newCompany();
     const target = await receiver();
     const key = newKey('endpoint');
@@ -186,6 +264,19 @@ describe('webhook delivery (worker in the API process)', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body).toEqual(created.body);
 
+    // Stored sealed: the row (every column) holds neither the prefix nor any piece of the secret,
+    // and the sealed value opens, with the processes' key, to exactly the secret the client got.
+    const secret = created.body.secret as string;
+    const { rows } = await db.query(
+      `SELECT row_to_json(w)::text AS json, secret FROM webhook_endpoints w WHERE company_id = $1 AND id = $2`,
+      [company.companyId, created.body.id],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].json).not.toContain('whsec_');
+    for (const piece of piecesOf(secret)) expect(rows[0].json).not.toContain(piece);
+    expect(rows[0].secret).toMatch(/^sealed:v1:[A-Za-z0-9_-]{8}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]+$/);
+    expect(testSecretBox().open(rows[0].secret)).toBe(secret);
+
     const { secret: _secret, ...withoutSecret } = created.body;
     const fetched = await t.http.get(`/v1/webhook-endpoints/${created.body.id}`).set(company.auth);
     expect(fetched.status).toBe(200);
@@ -203,6 +294,49 @@ describe('webhook delivery (worker in the API process)', () => {
     ).toBe(404);
     expect((await t.http.get('/v1/webhook-endpoints').set(other.auth)).body.data).toEqual([]);
     expect((await t.http.get('/v1/webhook-endpoints/not-an-id').set(company.auth)).status).toBe(404);
+  });
+
+  // DEPENDS ON the idempotency core's ResponseSealer being wired with the SecretBox
+  // (replayBodySealer in apps/api/src/replay-body-sealer.ts, on the webhook create route): until
+  // then the stored replay body (idempotency_records.response_body) holds the secret in clear and
+  // this test fails. Enable it (remove `.skip`) with that wiring.
+  it.skip('after a create and its replay, no column of any table holds the webhook secret in clear', async () => {
+    const company = await t.newCompany();
+    const target = await receiver();
+    const key = newKey('endpoint');
+    const body = { url: target.url(), enabledEvents: ['invoice.created'] };
+    const created = await registerEndpoint(t, company, body, key);
+    const replay = await registerEndpoint(t, company, body, key);
+    expect(created.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.secret).toBe(created.body.secret);
+
+    const secret = created.body.secret as string;
+    // Two pieces of the random part: found whether stored with or without the prefix, in JSON or not.
+    const needles = [secret.slice(6, 22), secret.slice(-17, -1)];
+    const { rows: columns } = await db.query<{ schema: string; table: string; column: string; type: string }>(
+      `SELECT c.table_schema AS schema, c.table_name AS table, c.column_name AS column, c.data_type AS type
+         FROM information_schema.columns c
+         JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+        WHERE t.table_type = 'BASE TABLE'
+          AND c.table_schema NOT IN ('pg_catalog', 'information_schema')
+          AND c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'bytea')`,
+    );
+    expect(columns.map((column) => `${column.table}.${column.column}`)).toEqual(
+      expect.arrayContaining(['webhook_endpoints.secret', 'idempotency_records.response_body']),
+    );
+    const found: string[] = [];
+    const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+    for (const { schema, table, column, type } of columns) {
+      const text = type === 'bytea' ? `encode(${quote(column)}, 'escape')` : `${quote(column)}::text`;
+      const { rows } = await db.query<{ hits: number }>(
+        `SELECT count(*)::int AS hits FROM ${quote(schema)}.${quote(table)}
+          WHERE strpos(${text}, $1) > 0 OR strpos(${text}, $2) > 0`,
+        needles,
+      );
+      if (rows[0].hits > 0) found.push(`${schema}.${table}.${column}`);
+    }
+    expect(found).toEqual([]);
   });
 
   it('delivers a signed invoice.created; after two failures the retry succeeds with the same webhook-id', async () => {

@@ -1,5 +1,5 @@
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -172,6 +172,7 @@ describe('zero setup: the built server without DATABASE_URL', () => {
   let demoKey: string;
   let invoice: { id: string; text: string };
   let embeddedPid: number;
+  let secretsKey: string;
 
   beforeAll(async () => {
     if (!existsSync(MAIN)) {
@@ -185,6 +186,8 @@ describe('zero setup: the built server without DATABASE_URL', () => {
       'ADMIN_API_TOKEN',
       'SEED_DEMO_COMPANY',
       'LOG_LEVEL',
+      'SECRETS_KEY',
+      'SECRETS_KEY_PREVIOUS',
     ]) {
       delete env[name];
     }
@@ -220,6 +223,12 @@ describe('zero setup: the built server without DATABASE_URL', () => {
       expect(pid).not.toBeNull();
       embeddedPid = pid as number;
       expect(isAlive(embeddedPid)).toBe(true);
+      // No SECRETS_KEY: a key generated into DATA_DIR, readable by its owner only, and said so.
+      const keyFile = join(dataDir, 'secrets.key');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      secretsKey = readFileSync(keyFile, 'utf8');
+      expect(Buffer.from(secretsKey.trim(), 'base64')).toHaveLength(32);
+      expect(first.output).toContain(`SECRETS_KEY is not set: generated a key into ${keyFile}`);
     },
     BOOT_TIMEOUT_MS + 10_000,
   );
@@ -286,6 +295,7 @@ describe('zero setup: the built server without DATABASE_URL', () => {
       const secondUrl = (await second.waitFor(LISTENING, 1_000))[1];
 
       expect(second.output).not.toMatch(/Demo API key/);
+      expect(readFileSync(join(dataDir, 'secrets.key'), 'utf8')).toBe(secretsKey);
       const fetched = await request(secondUrl)
         .get(`/v1/sales/invoices/${invoice.id}`)
         .set('Authorization', `Bearer ${demoKey}`);

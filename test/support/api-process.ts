@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TestCompany } from './test-app';
 import { testDatabaseUrl } from './test-database';
+import { TEST_SECRETS_KEY } from './test-secrets';
 
 export const API_PROCESS_ADMIN_TOKEN = 'test-admin-token-api-process-0123';
 
@@ -68,6 +69,8 @@ export async function startApiProcess(options: ApiProcessOptions = {}): Promise<
     // Webhook workers are started explicitly by the tests that need one (worker-process.ts): a
     // worker inside an API process that a crash test SIGKILLs could abandon other tests' deliveries.
     RUN_WORKER: 'false',
+    // One key for every process on the database (workers open what APIs sealed).
+    SECRETS_KEY: TEST_SECRETS_KEY,
     ...options.env,
   };
   const release = await holdSharedLock(BUILD_LOCK);

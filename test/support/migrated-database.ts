@@ -1,15 +1,27 @@
 import { Client } from 'pg';
+import type { MigrationInterface } from 'typeorm';
 // Direct file imports: the global setup runs outside Jest's module mapper (no @ledgerkey aliases).
 import { createDataSource, quoteIdentifier, runMigrations } from '../../libs/database/src';
 import { installJobQueue } from '../../libs/outbox/src/job-queue';
 import { MIGRATIONS } from '../../migrations';
 
+export interface MigratedDatabaseOptions {
+  /** Applied in order; default: all of them (a migration test passes the ones before its own). */
+  migrations?: Array<new () => MigrationInterface>;
+  /** Install the job queue's schema (default true). */
+  jobQueue?: boolean;
+}
+
 /**
- * Creates database `name` on the server of `adminUrl`, applies every migration and installs the
- * job queue: the schema exactly as production has it.
+ * Creates database `name` on the server of `adminUrl`, applies the migrations and installs the
+ * job queue: by default the schema exactly as production has it.
  * @returns the new database's URL
  */
-export async function createMigratedDatabase(adminUrl: string, name: string): Promise<string> {
+export async function createMigratedDatabase(
+  adminUrl: string,
+  name: string,
+  { migrations = MIGRATIONS, jobQueue = true }: MigratedDatabaseOptions = {},
+): Promise<string> {
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${quoteIdentifier(name)}`);
@@ -21,11 +33,11 @@ export async function createMigratedDatabase(adminUrl: string, name: string): Pr
     url: url.toString(),
     poolSize: 2,
     applicationName: 'ledgerkey-test-setup',
-    migrations: MIGRATIONS,
+    migrations,
   }).initialize();
   await runMigrations(dataSource);
   await dataSource.destroy();
-  await installJobQueue(url.toString());
+  if (jobQueue) await installJobQueue(url.toString());
   return url.toString();
 }
 

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { loadConfig } from '../../apps/api/src/config';
 import { createApp } from '../../apps/api/src/create-app';
 import { testDatabaseUrl } from './test-database';
+import { TEST_SECRETS_KEY } from './test-secrets';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -37,6 +38,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ADMIN_API_TOKEN: TEST_ADMIN_TOKEN,
     LOG_LEVEL: 'error',
     DATABASE_POOL_SIZE: '10',
+    SECRETS_KEY: TEST_SECRETS_KEY,
     ...env,
   });
   const app = await createApp(config, { url: testDatabaseUrl(), embedded: undefined });

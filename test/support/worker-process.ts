@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { BUILD_LOCK, holdSharedLock, type ExitStatus } from './api-process';
 import { testDatabaseUrl } from './test-database';
+import { TEST_SECRETS_KEY } from './test-secrets';
 
 const ROOT = resolve(__dirname, '../..');
 const ENTRY = 'dist/apps/worker/src/main.js';
@@ -47,7 +48,13 @@ export async function startWorkerProcess(
 function spawnWorker(env: Record<string, string>, startTimeoutMs: number): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [ENTRY], {
     cwd: ROOT,
-    env: { DATABASE_URL: env.DATABASE_URL ?? testDatabaseUrl(), LOG_LEVEL: 'warn', ...env },
+    env: {
+      DATABASE_URL: env.DATABASE_URL ?? testDatabaseUrl(),
+      LOG_LEVEL: 'warn',
+      // The key the API processes seal with: the worker opens the secrets to sign.
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);

@@ -6,6 +6,7 @@ import { InvoicingModule } from '@ledgerkey/invoicing';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PurchasingModule } from '@ledgerkey/purchasing';
+import { SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import { WebhooksModule } from '@ledgerkey/webhooks';
 import type { Request } from 'express';
@@ -15,7 +16,7 @@ import { JobRunnerModule } from '../../worker/src/job-runner.module';
 import { webhookOptionsOf } from '../../worker/src/worker-config';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
-import { APP_CONFIG, type AppConfig } from './config';
+import { APP_CONFIG, type AppConfig, secretsOptionsOf } from './config';
 import type { DatabaseHandle } from './database-bootstrap';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { EventsController } from './events/events.controller';
@@ -31,7 +32,7 @@ import { WebhookEndpointsController } from './webhooks/webhook-endpoints.control
 import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
 import { ProblemDetailsFilter } from './problem-details.filter';
 import { requestIdFor } from './request-id';
-import { requestValidationPipe, RequestValidationError } from './request-validation';
+import { requestValidationPipe } from './request-validation';
 
 @Module({})
 export class AppModule {
@@ -59,6 +60,7 @@ export class AppModule {
           applicationName: 'ledgerkey-api',
           migrations: MIGRATIONS,
         }),
+        SecretsModule.forRoot(secretsOptionsOf(config)),
         TenancyModule,
         LedgerModule,
         OutboxModule,
@@ -80,15 +82,8 @@ export class AppModule {
               const company = companyOf(request);
               return { tenantId: company.id, context: company };
             },
-            validateBody: (body, dto) => {
-              if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-                throw new RequestValidationError([{ field: 'body', message: 'must be a JSON object' }]);
-              }
-              return requestValidationPipe.transform(body, {
-                type: 'body',
-                metatype: dto,
-              }) as Promise<object>;
-            },
+            validateBody: (body, dto) =>
+              requestValidationPipe.transform(body, { type: 'body', metatype: dto }) as Promise<object>,
             classifier: {
               // A known domain error below 500 is a business outcome: its problem is stored and
               // replayed, with the first request's id.

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, secretsOptionsOf } from './config';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -20,8 +20,59 @@ describe('loadConfig', () => {
       webhookRetryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
       webhookTimeoutMs: 10_000,
       webhookLeaseMs: 60_000,
+      secretsKey: undefined,
+      secretsKeyPrevious: undefined,
       benchmarkDisableIdempotency: false,
     });
+  });
+
+  it('reads SECRETS_KEY and SECRETS_KEY_PREVIOUS; without SECRETS_KEY the key file lives in DATA_DIR', () => {
+    const current = Buffer.alloc(32, 1);
+    const previous = Buffer.alloc(32, 2);
+    const config = loadConfig({
+      SECRETS_KEY: current.toString('base64'),
+      SECRETS_KEY_PREVIOUS: previous.toString('base64'),
+    });
+    expect(config.secretsKey).toEqual(current);
+    expect(config.secretsKeyPrevious).toEqual(previous);
+    expect(secretsOptionsOf(config)).toEqual({
+      key: current,
+      previousKey: previous,
+      keyFile: '.data/secrets.key',
+    });
+    expect(secretsOptionsOf(loadConfig({ DATA_DIR: '/var/lib/lk' }))).toEqual({
+      key: undefined,
+      previousKey: undefined,
+      keyFile: '/var/lib/lk/secrets.key',
+    });
+  });
+
+  it('stops at boot on a secrets key of the wrong length or encoding, without printing it', () => {
+    const problemsOf = (env: Record<string, string>): string[] => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        if (error instanceof ConfigError) return error.problems;
+        throw error;
+      }
+      return [];
+    };
+    const short = Buffer.alloc(16, 3).toString('base64');
+    expect(problemsOf({ SECRETS_KEY: short })).toEqual([
+      expect.stringMatching(/^SECRETS_KEY must be base64 of exactly 32 bytes .*decodes to 16 bytes$/),
+    ]);
+    expect(problemsOf({ SECRETS_KEY: short }).join()).not.toContain(short);
+    expect(problemsOf({ SECRETS_KEY: 'not-a-key!', SECRETS_KEY_PREVIOUS: 'zz' })).toEqual([
+      expect.stringMatching(/^SECRETS_KEY must be base64 .*not base64$/),
+      expect.stringMatching(/^SECRETS_KEY_PREVIOUS must be base64 .*decodes to 1 bytes$/),
+    ]);
+    const key = Buffer.alloc(32, 4).toString('base64');
+    expect(problemsOf({ SECRETS_KEY_PREVIOUS: key })).toEqual([
+      'SECRETS_KEY_PREVIOUS needs SECRETS_KEY (the key that replaces it)',
+    ]);
+    expect(problemsOf({ SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: key })).toEqual([
+      'SECRETS_KEY_PREVIOUS must differ from SECRETS_KEY',
+    ]);
   });
 
   it('reads the worker and webhook variables', () => {

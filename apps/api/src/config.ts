@@ -1,3 +1,6 @@
+import { join } from 'node:path';
+import { InvalidSecretsKeyError, parseSecretsKey, type SecretsOptions } from '@ledgerkey/secrets';
+
 /**
  * The process configuration, parsed once from the environment at boot. Nothing else reads
  * process.env. Every problem is reported at once, naming the variable.
@@ -26,6 +29,10 @@ export interface AppConfig {
   webhookTimeoutMs: number;
   /** How long a worker owns a delivery for one attempt; longer than the timeout. */
   webhookLeaseMs: number;
+  /** SECRETS_KEY: seals secrets at rest; undefined → the key file under `dataDir` (created on first start). */
+  secretsKey: Buffer | undefined;
+  /** SECRETS_KEY_PREVIOUS: during a rotation, opens what the previous key sealed. */
+  secretsKeyPrevious: Buffer | undefined;
   /** BENCHMARK_DISABLE_IDEMPOTENCY: benchmark only, measures the idempotency layer's cost. */
   benchmarkDisableIdempotency: boolean;
 }
@@ -88,6 +95,26 @@ export function loadConfig(env: Env): AppConfig {
     }
     return parts.map(Number);
   };
+  const secretsKey = (name: string): Buffer | undefined => {
+    const raw = optional(name);
+    if (raw === undefined) return undefined;
+    try {
+      return parseSecretsKey(raw);
+    } catch (error) {
+      if (!(error instanceof InvalidSecretsKeyError)) throw error;
+      problems.push(`${name} ${error.message}`);
+      return undefined;
+    }
+  };
+  const secretsKeyCurrent = secretsKey('SECRETS_KEY');
+  const secretsKeyPrevious = secretsKey('SECRETS_KEY_PREVIOUS');
+  if (secretsKeyPrevious !== undefined && optional('SECRETS_KEY') === undefined) {
+    problems.push('SECRETS_KEY_PREVIOUS needs SECRETS_KEY (the key that replaces it)');
+  }
+  if (secretsKeyCurrent !== undefined && secretsKeyPrevious?.equals(secretsKeyCurrent)) {
+    problems.push('SECRETS_KEY_PREVIOUS must differ from SECRETS_KEY');
+  }
+
   const webhookTimeoutMs = integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000);
   const webhookLeaseMs = integer('WEBHOOK_LEASE_SECONDS', 60, 1, 3600) * 1000;
   if (webhookLeaseMs < webhookTimeoutMs + 1000) {
@@ -115,6 +142,8 @@ export function loadConfig(env: Env): AppConfig {
     ),
     webhookTimeoutMs,
     webhookLeaseMs,
+    secretsKey: secretsKeyCurrent,
+    secretsKeyPrevious,
     benchmarkDisableIdempotency: boolean('BENCHMARK_DISABLE_IDEMPOTENCY', false),
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -122,3 +151,15 @@ export function loadConfig(env: Env): AppConfig {
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** The name of the generated key file inside DATA_DIR. */
+export const SECRETS_KEY_FILE = 'secrets.key';
+
+/** Where this process's secrets keys come from: SECRETS_KEY, else `${DATA_DIR}/secrets.key`. */
+export function secretsOptionsOf(config: AppConfig): SecretsOptions {
+  return {
+    key: config.secretsKey,
+    previousKey: config.secretsKeyPrevious,
+    keyFile: join(config.dataDir, SECRETS_KEY_FILE),
+  };
+}

@@ -6,6 +6,7 @@ import type { DatabaseHandle } from './database-bootstrap';
 import { jsonBody } from './json-body';
 import { setupObservability } from './observability';
 import { setupOpenApi } from './openapi';
+import { pathParameterDecoding } from './path-parameters';
 
 /** The HTTP application exactly as production runs it (tests use this too). */
 export async function createApp(
@@ -19,6 +20,7 @@ export async function createApp(
     bufferLogs: true,
   });
   setupObservability(app);
+  app.use(pathParameterDecoding());
   app.use(jsonBody(config.requestBodyLimitBytes));
   app.disable('x-powered-by');
   setupOpenApi(app);

@@ -28,7 +28,13 @@ export class ProblemDetailsView {
   code: ProblemCode;
   @ApiProperty({ description: 'Also sent as the `X-Request-Id` header', example: 'req_3f1c0a7e' })
   requestId: string;
-  @ApiPropertyOptional({ type: [ProblemFieldErrorView], description: 'With `validation_failed`' })
+  @ApiPropertyOptional({
+    type: [ProblemFieldErrorView],
+    description:
+      'Always with `validation_failed`. `field` is a body path (`lines[0].quantity`), a query ' +
+      'parameter (`limit`), a path parameter (`id`), `body` for the body as a whole, or `request` ' +
+      'when nothing narrower applies.',
+  })
   errors?: ProblemFieldErrorView[];
   @ApiPropertyOptional({ format: 'uuid', description: 'With `order_already_invoiced`' })
   existingInvoiceId?: string;
@@ -77,6 +83,11 @@ const EXAMPLE_EXTRAS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
     existingPurchaseInvoiceId: EXAMPLE_ID,
   },
   idempotency_key_reused: { detail: 'Idempotency-Key was already used with a different request payload.' },
+  idempotency_replay_unavailable: {
+    detail:
+      'The request with this Idempotency-Key completed, but its stored answer contained a secret that ' +
+      'this server can no longer decrypt, so it cannot be replayed.',
+  },
   internal_error: { detail: 'An unexpected error occurred; it has been logged.' },
   service_unavailable: { detail: 'The database is not reachable; retry shortly.' },
 };

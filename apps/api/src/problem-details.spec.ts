@@ -1,4 +1,4 @@
-import { NotFoundException } from '@nestjs/common';
+import { BadRequestException, NotFoundException } from '@nestjs/common';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '@ledgerkey/idempotency';
 import { OrderAlreadyInvoicedError } from '@ledgerkey/invoicing';
 import { renderProblem } from './problem-details';
@@ -35,6 +35,16 @@ describe('renderProblem', () => {
     expect(problem.status).toBe(404);
     expect(problem.body.code).toBe('not_found');
     expect(problem.body.detail).toBe('No such route or resource.');
+  });
+
+  it('gives a framework 400 that names no field an errors[] all the same', () => {
+    const problem = renderProblem(new BadRequestException('Failed to decode param'), 'req_8');
+    expect(problem.status).toBe(400);
+    expect(problem.body).toMatchObject({
+      code: 'validation_failed',
+      detail: 'The request is malformed.',
+      errors: [{ field: 'request', message: 'is malformed' }],
+    });
   });
 
   it('hides everything about unexpected errors', () => {

@@ -24,6 +24,7 @@ export const PROBLEM_KINDS = {
   order_already_invoiced: { status: 409, title: 'Order already invoiced' },
   payout_already_settled: { status: 409, title: 'Payout already settled' },
   purchase_invoice_duplicate: { status: 409, title: 'Purchase invoice already recorded' },
+  idempotency_replay_unavailable: { status: 410, title: 'Stored answer cannot be replayed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   idempotency_key_reused: { status: 422, title: 'Idempotency-Key reused' },
@@ -123,6 +124,11 @@ export function renderProblem(thrown: unknown, requestId: string): RenderedProbl
       const value = (error as Record<string, unknown>)[field];
       if (value !== undefined) body[field] = value;
     }
+  }
+  if (code === 'validation_failed' && !Array.isArray(body.errors)) {
+    // The contract gives every validation_failed its errors[]. Our own validation always names
+    // the field; a 4xx from the framework that names none is about the request as a whole.
+    body.errors = [{ field: 'request', message: 'is malformed' }];
   }
   const headers: Record<string, string> = {};
   const retryAfter = (error as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;

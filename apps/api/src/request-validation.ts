@@ -1,4 +1,4 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 
 export interface FieldError {
   field: string;
@@ -31,11 +31,22 @@ function flatten(errors: ValidationError[], path = ''): FieldError[] {
   });
 }
 
+/** The application's ValidationPipe, which also refuses a body that is not a JSON object as a whole. */
+class RequestValidationPipe extends ValidationPipe {
+  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+      // Else an array would be validated as an object with properties "0", "1", …
+      throw new RequestValidationError([{ field: 'body', message: 'must be a JSON object' }]);
+    }
+    return super.transform(value, metadata) as Promise<unknown>;
+  }
+}
+
 /**
  * Strict schema validation for every body and query: unknown fields are rejected, types are
  * not coerced (a quoted number is not a number), nested objects are validated.
  */
-export const requestValidationPipe = new ValidationPipe({
+export const requestValidationPipe = new RequestValidationPipe({
   transform: true,
   whitelist: true,
   forbidNonWhitelisted: true,

@@ -10,3 +10,4 @@ export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';
 export { afterCursorSql, orderBySql, pageOf } from './keyset-page';
 export type { Page } from './keyset-page';
+export { CodePointLength, codePointLength } from './text-length.validator';

@@ -21,7 +21,8 @@ export {
   OrderAlreadyInvoicedError,
 } from './invoicing.errors';
 export { AmountOutOfRangeError, computeDocumentTotals } from './vat';
-export { formatDocumentNumber } from './numbering/document-number';
+export { CREDIT_NOTE_SERIES, formatDocumentNumber } from './numbering/document-number';
+export type { DocumentType } from './numbering/document-number';
 export { InvoicesRepository } from './invoices/invoices.repository';
 export type { LockedInvoice } from './invoices/invoices.repository';
 export { DocumentSequenceRepository } from './numbering/document-sequence.repository';
@@ -30,8 +31,8 @@ export { IsCalendarDate, isCalendarDate, todayUtc } from './calendar-date.valida
 export { canonicalNumeric, formatDecimal, normalizeDecimal, parseDecimal } from './decimal';
 export { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from './vat';
 export type { DocumentTotals, PricedLine, VatBreakdownRow } from './vat';
-export { MAX_INVOICE_LINES } from './issue-invoice/issue-invoice.dto';
-export { IssueCreditNoteHandler, CREDIT_NOTE_SERIES } from './issue-credit-note/issue-credit-note.handler';
+export { MAX_INVOICE_LINES, MAX_PARTY_NAME_LENGTH } from './issue-invoice/issue-invoice.dto';
+export { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
 export { IssueCreditNoteDto, CREDIT_NOTE_REASONS } from './issue-credit-note/issue-credit-note.dto';
 export { computeCredit } from './issue-credit-note/credit-limits';
 export { CreditNoteQueries } from './credit-notes/credit-note-queries';

@@ -10,7 +10,12 @@ import {
   pageOf,
 } from '@ledgerkey/database';
 import { balancedLines, type JournalEntryDraft } from './journal-entry';
-import type { JournalEntryView, TrialBalanceRow } from './ledger.view';
+import type {
+  JournalEntryView,
+  TrialBalanceRow,
+  TrialBalanceTotalView,
+  TrialBalanceView,
+} from './ledger.view';
 
 interface EntryRow {
   id: string;
@@ -102,27 +107,43 @@ export class JournalRepository {
     }));
   }
 
-  async trialBalance(companyId: string): Promise<TrialBalanceRow[]> {
+  /**
+   * Per account and currency, and per currency in total. Summed in SQL (sum of bigint is
+   * numeric: exact) and returned as text, never through a JS number.
+   */
+  async trialBalance(companyId: string): Promise<TrialBalanceView> {
     const rows = await this.txHost.tx.query<
-      Array<{ account: string; currency: string; debit: string; credit: string }>
+      Array<{ account: string | null; currency: string; debit: string; credit: string; balance: string }>
     >(
-      `SELECT l.account, e.currency, sum(l.debit)::text AS debit, sum(l.credit)::text AS credit
+      // GROUPING SETS: the per-currency totals (account NULL) from the same scan as the rows.
+      `SELECT e.currency, l.account, sum(l.debit)::text AS debit, sum(l.credit)::text AS credit,
+              (sum(l.debit) - sum(l.credit))::text AS balance
          FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
         WHERE l.company_id = $1
-        GROUP BY l.account, e.currency
+        GROUP BY GROUPING SETS ((e.currency, l.account), (e.currency))
         ORDER BY e.currency, l.account`,
       [companyId],
     );
-    return rows.map((row) => {
-      const debitTotal = Number(row.debit);
-      const creditTotal = Number(row.credit);
-      return {
-        account: row.account,
-        currency: row.currency,
-        debitTotal,
-        creditTotal,
-        balance: debitTotal - creditTotal,
-      };
-    });
+    const data: TrialBalanceRow[] = [];
+    const totals: TrialBalanceTotalView[] = [];
+    for (const row of rows) {
+      if (row.account === null) {
+        totals.push({
+          currency: row.currency,
+          debitTotal: row.debit,
+          creditTotal: row.credit,
+          balanced: row.balance === '0',
+        });
+      } else {
+        data.push({
+          account: row.account,
+          currency: row.currency,
+          debitTotal: row.debit,
+          creditTotal: row.credit,
+          balance: row.balance,
+        });
+      }
+    }
+    return { object: 'trial_balance', data, totals };
   }
 }

@@ -28,19 +28,35 @@ export class JournalEntryListView {
   @ApiProperty() hasMore: boolean;
 }
 
+/**
+ * An aggregate across documents: integer minor units as a decimal string ("18000000000000001"),
+ * like int64 in the proto3 JSON mapping. Sums of many amounts can pass 2^53 − 1, where a JSON
+ * number stops being exact in JavaScript; a string always, so the type never depends on the value.
+ */
+function AggregateAmount(description: string, example: string): PropertyDecorator {
+  return ApiProperty({
+    type: 'string',
+    format: 'int64',
+    pattern: AGGREGATE_AMOUNT_PATTERN,
+    description: `${description}: integer minor units as a decimal string (exact beyond 2^53)`,
+    example,
+  });
+}
+
+const AGGREGATE_AMOUNT_PATTERN = '^-?[0-9]+$';
+
 export class TrialBalanceRow {
   @ApiProperty({ enum: ACCOUNT_CODES, example: 'revenue' }) account: string;
   @ApiProperty({ example: 'EUR' }) currency: string;
-  @ApiProperty({ type: 'integer', example: 0 }) debitTotal: number;
-  @ApiProperty({ type: 'integer', example: 10000 }) creditTotal: number;
-  @ApiProperty({ type: 'integer', description: 'debitTotal − creditTotal', example: -10000 })
-  balance: number;
+  @AggregateAmount('Sum of the debits', '0') debitTotal: string;
+  @AggregateAmount('Sum of the credits', '10000') creditTotal: string;
+  @AggregateAmount('debitTotal − creditTotal', '-10000') balance: string;
 }
 
 export class TrialBalanceTotalView {
   @ApiProperty({ example: 'EUR' }) currency: string;
-  @ApiProperty({ type: 'integer', example: 12100 }) debitTotal: number;
-  @ApiProperty({ type: 'integer', example: 12100 }) creditTotal: number;
+  @AggregateAmount('Sum of all debits in the currency', '12100') debitTotal: string;
+  @AggregateAmount('Sum of all credits in the currency', '12100') creditTotal: string;
   @ApiProperty({ description: 'Debits equal credits: always true', example: true }) balanced: boolean;
 }
 

@@ -2,6 +2,8 @@ import {
   normalizeDocumentNumber,
   normalizeSupplierName,
   normalizeVatId,
+  supplierDocumentOf,
+  supplierIdentityOf,
   supplierKeyOf,
 } from './supplier-key';
 
@@ -63,6 +65,52 @@ describe('supplierKeyOf', () => {
 
   it('throws when there is no identity at all (validation must refuse such a supplier first)', () => {
     expect(() => supplierKeyOf({ name: ' ... ' })).toThrow(Error);
+  });
+});
+
+describe('supplierIdentityOf', () => {
+  it('keeps both the VAT id and the normalized name: the rule compares names when one side has no VAT id', () => {
+    expect(supplierIdentityOf({ name: 'UAB  Tiekėjas,', vatId: ' lt100001234567 ' })).toEqual({
+      vatId: 'LT100001234567',
+      nameKey: 'uab tiekėjas',
+    });
+  });
+
+  it('has a null VAT id when there is none (absent, null or only white space)', () => {
+    for (const vatId of [undefined, null, '  ']) {
+      expect(supplierIdentityOf({ name: 'UAB Tiekėjas', vatId })).toEqual({
+        vatId: null,
+        nameKey: 'uab tiekėjas',
+      });
+    }
+  });
+
+  it('may have an empty name key when a VAT id identifies the supplier', () => {
+    expect(supplierIdentityOf({ name: '—', vatId: 'LT100001234567' })).toEqual({
+      vatId: 'LT100001234567',
+      nameKey: '',
+    });
+  });
+
+  it('throws when there is no identity at all', () => {
+    expect(() => supplierIdentityOf({ name: ' ... ', vatId: null })).toThrow(Error);
+  });
+});
+
+describe('supplierDocumentOf', () => {
+  it('is what the database stores: backstop key, VAT id, name key and document key agree', () => {
+    expect(supplierDocumentOf({ name: 'UAB Tiekejas', vatId: 'LT100009999999' }, ' tk-2026/0042 ')).toEqual({
+      supplierKey: 'vat:LT100009999999',
+      vatId: 'LT100009999999',
+      nameKey: 'uab tiekejas',
+      documentKey: 'TK-2026/0042',
+    });
+    expect(supplierDocumentOf({ name: 'UAB Tiekejas' }, 'TK-2026/0042')).toEqual({
+      supplierKey: 'name:uab tiekejas',
+      vatId: null,
+      nameKey: 'uab tiekejas',
+      documentKey: 'TK-2026/0042',
+    });
   });
 });
 

@@ -44,9 +44,10 @@ export class CreditNotesController {
     operationId: 'createCreditNote',
     summary: 'Credit an invoice',
     description:
-      'Issues an immutable credit note (own gapless series CN) against an invoice and posts the ' +
-      'reversing journal entry. Without lines, credits everything not yet credited. Per VAT rate, ' +
-      'the credited net never exceeds the invoice, also under concurrent requests.',
+      'Issues an immutable credit note (own gapless series CN, reserved for credit notes) ' +
+      'against an invoice and posts the reversing journal entry. Without lines, credits ' +
+      'everything not yet credited. Per VAT rate, the credited net never exceeds the invoice, ' +
+      'also under concurrent requests.',
   })
   @ApiCreatedResponse({ type: CreditNoteView, description: 'Issued (or replayed)' })
   @ApiNotFoundResponse({ description: '`not_found`: no such invoice in your company (stored under the key)' })

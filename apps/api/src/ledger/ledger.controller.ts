@@ -6,12 +6,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import {
-  JournalEntryListView,
-  JournalRepository,
-  TrialBalanceTotalView,
-  TrialBalanceView,
-} from '@ledgerkey/ledger';
+import { JournalEntryListView, JournalRepository, TrialBalanceView } from '@ledgerkey/ledger';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
 
@@ -38,24 +33,13 @@ export class LedgerController {
   @ApiOperation({
     operationId: 'getTrialBalance',
     summary: 'Debit and credit totals per account and currency',
-    description: 'Debits equal credits per currency, always: `totals[].balanced` says so.',
+    description:
+      'Debits equal credits per currency, always: `totals[].balanced` says so. Amounts are sums across ' +
+      'documents, so they are integer minor units as decimal strings ("18000000000000001"): exact ' +
+      'beyond 2^53, where a JSON number is not.',
   })
   @ApiOkResponse({ type: TrialBalanceView })
-  async trialBalance(@CurrentCompany() company: Company): Promise<TrialBalanceView> {
-    const data = await this.journal.trialBalance(company.id);
-    const byCurrency = new Map<string, TrialBalanceTotalView>();
-    for (const row of data) {
-      const total = byCurrency.get(row.currency) ?? {
-        currency: row.currency,
-        debitTotal: 0,
-        creditTotal: 0,
-        balanced: true,
-      };
-      total.debitTotal += row.debitTotal;
-      total.creditTotal += row.creditTotal;
-      total.balanced = total.debitTotal === total.creditTotal;
-      byCurrency.set(row.currency, total);
-    }
-    return { object: 'trial_balance', data, totals: [...byCurrency.values()] };
+  trialBalance(@CurrentCompany() company: Company): Promise<TrialBalanceView> {
+    return this.journal.trialBalance(company.id);
   }
 }

@@ -47,8 +47,11 @@ export class PurchaseInvoicesController {
       'Records an immutable purchase invoice and posts its journal entry (expense and VAT ' +
       'receivable against payables). Retry with the same Idempotency-Key and body as often as ' +
       'needed: the first response is replayed (`Idempotent-Replayed: true`). Independently of ' +
-      'keys and their expiry, a supplier document (supplier VAT id, else normalized name, plus ' +
-      'document number) is recorded once: a second upload answers 409 `purchase_invoice_duplicate`.',
+      'keys and their expiry, a supplier document is recorded once: a second upload answers 409 ' +
+      '`purchase_invoice_duplicate` naming the first. Same document: the normalized ' +
+      '`documentNumber` matches and either both VAT ids are equal, or at least one side has no ' +
+      'VAT id and the normalized supplier names are equal (the database enforces it too, also ' +
+      'for concurrent uploads). Different VAT ids are different suppliers.',
   })
   @ApiCreatedResponse({ type: PurchaseInvoiceView, description: 'Recorded (or replayed)' })
   @ApiConflictResponse({

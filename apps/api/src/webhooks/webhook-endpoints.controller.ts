@@ -2,6 +2,7 @@ import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestj
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
+  ApiGoneResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
@@ -55,9 +56,16 @@ export class WebhookEndpointsController {
       'at least once: deduplicate by `webhook-id`. Any 2xx acknowledges; anything else, a timeout ' +
       'or a redirect is retried per WEBHOOK_RETRY_SCHEDULE with jitter, then the delivery fails. ' +
       'The signing `secret` is in this response only — and in its idempotent replay, which is ' +
-      'stored with the Idempotency-Key until the key expires (IDEMPOTENCY_KEY_TTL).',
+      'stored with the Idempotency-Key, sealed (encrypted with the server’s SECRETS_KEY), until the ' +
+      'key expires (IDEMPOTENCY_KEY_TTL).',
   })
   @ApiCreatedResponse({ type: CreatedWebhookEndpointView, description: 'Registered (or replayed)' })
+  @ApiGoneResponse({
+    description:
+      'Replays only, `idempotency_replay_unavailable`: the endpoint was registered, but the stored ' +
+      'answer (it holds the secret) was sealed under a key the server no longer has. Do not retry: ' +
+      'list the endpoints to find it, and replace it to get a new secret.',
+  })
   @ApiUnprocessableEntityResponse({
     description:
       '`webhook_url_forbidden` (with `errors` on `url`): the host is, or resolves to, a loopback, ' +

@@ -9,9 +9,9 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  MaxLength,
   ValidateNested,
 } from 'class-validator';
+import { CodePointLength } from '@ledgerkey/database';
 import { InvoiceLineDto, MAX_INVOICE_LINES } from '../issue-invoice/issue-invoice.dto';
 
 export const CREDIT_NOTE_REASONS = [
@@ -32,10 +32,10 @@ export class IssueCreditNoteDto {
   @IsIn(CREDIT_NOTE_REASONS)
   reason: CreditNoteReason;
 
-  @ApiPropertyOptional({ maxLength: 2000, example: 'Issued twice by mistake' })
+  @ApiPropertyOptional({ example: 'Issued twice by mistake' })
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @CodePointLength(0, 2000)
   memo?: string;
 
   @ApiPropertyOptional({

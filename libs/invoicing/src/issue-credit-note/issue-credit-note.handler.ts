@@ -7,12 +7,10 @@ import type { CreditNoteView } from '../credit-notes/credit-note.view';
 import { CreditNotesRepository } from '../credit-notes/credit-notes.repository';
 import { InvoiceNotFoundError } from '../invoicing.errors';
 import { InvoicesRepository } from '../invoices/invoices.repository';
-import { formatDocumentNumber } from '../numbering/document-number';
+import { CREDIT_NOTE_SERIES, formatDocumentNumber } from '../numbering/document-number';
 import { DocumentSequenceRepository } from '../numbering/document-sequence.repository';
 import { computeCredit } from './credit-limits';
 import type { IssueCreditNoteDto } from './issue-credit-note.dto';
-
-export const CREDIT_NOTE_SERIES = 'CN';
 
 @Injectable()
 export class IssueCreditNoteHandler {
@@ -39,7 +37,7 @@ export class IssueCreditNoteHandler {
     const credited = await this.creditNotes.creditedByRate(companyId, invoice.id);
     const credit = computeCredit(invoice, credited, dto.lines ?? null);
 
-    const sequence = await this.sequences.next(companyId, CREDIT_NOTE_SERIES);
+    const sequence = await this.sequences.next(companyId, 'credit_note', CREDIT_NOTE_SERIES);
     const note: CreditNoteView = {
       id: randomUUID(),
       object: 'credit_note',

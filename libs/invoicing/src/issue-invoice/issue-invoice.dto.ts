@@ -10,25 +10,27 @@ import {
   IsObject,
   IsOptional,
   IsString,
-  Length,
   Matches,
   Max,
-  MaxLength,
   Min,
+  NotEquals,
   ValidateNested,
 } from 'class-validator';
+import { CodePointLength } from '@ledgerkey/database';
 import { IsMoneyCurrency } from '@ledgerkey/money';
 import { IsCalendarDate } from '../calendar-date.validator';
 import { IsDecimalString } from '../decimal-string.validator';
+import { CREDIT_NOTE_SERIES } from '../numbering/document-number';
 import { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from '../vat';
 
 export const DEFAULT_INVOICE_SERIES = 'INV';
 export const MAX_INVOICE_LINES = 500;
+export const MAX_PARTY_NAME_LENGTH = 200;
 
 export class PartyDto {
-  @ApiProperty({ example: 'UAB Pirkėjas', minLength: 1, maxLength: 200 })
+  @ApiProperty({ example: 'UAB Pirkėjas' })
   @IsString()
-  @Length(1, 200)
+  @CodePointLength(1, MAX_PARTY_NAME_LENGTH)
   name: string;
 
   @ApiPropertyOptional({ example: 'LT100001234567', maxLength: 30 })
@@ -42,24 +44,24 @@ export class PartyDto {
   @IsISO31661Alpha2()
   countryCode: string;
 
-  @ApiPropertyOptional({ example: 'Gedimino pr. 1, Vilnius', maxLength: 500 })
+  @ApiPropertyOptional({ example: 'Gedimino pr. 1, Vilnius' })
   @IsOptional()
   @IsString()
-  @Length(1, 500)
+  @CodePointLength(1, 500)
   address?: string;
 
-  @ApiPropertyOptional({ example: 'ap@example.lt', maxLength: 254 })
+  @ApiPropertyOptional({ example: 'ap@example.lt' })
   @IsOptional()
   @IsString()
-  @MaxLength(254)
+  @CodePointLength(1, 254)
   @IsEmail()
   email?: string;
 }
 
 export class InvoiceLineDto {
-  @ApiProperty({ example: 'Consulting', minLength: 1, maxLength: 1000 })
+  @ApiProperty({ example: 'Consulting' })
   @IsString()
-  @Length(1, 1000)
+  @CodePointLength(1, 1000)
   description: string;
 
   @ApiProperty({
@@ -83,19 +85,28 @@ export class InvoiceLineDto {
 export class IssueInvoiceDto {
   @ApiPropertyOptional({
     example: 'order-1041',
-    maxLength: 100,
     description:
       'Your order reference. At most one invoice per order, for ever (409 order_already_invoiced).',
   })
   @IsOptional()
   @IsString()
-  @Length(1, 100)
+  @CodePointLength(1, 100)
   orderId?: string;
 
-  @ApiPropertyOptional({ example: 'INV', default: DEFAULT_INVOICE_SERIES, pattern: '^[A-Z0-9]{1,10}$' })
+  @ApiPropertyOptional({
+    example: 'INV',
+    default: DEFAULT_INVOICE_SERIES,
+    pattern: '^[A-Z0-9]{1,10}$',
+    description:
+      'Numbers are gapless per (company, document type, series). `CN` is reserved for credit ' +
+      'notes (400 validation_failed): a printed number never names an invoice and a credit note.',
+  })
   @IsOptional()
   @IsString()
   @Matches(/^[A-Z0-9]{1,10}$/, { message: 'series must be 1–10 upper-case letters or digits' })
+  @NotEquals(CREDIT_NOTE_SERIES, {
+    message: `series ${CREDIT_NOTE_SERIES} is reserved for credit notes; choose another series for invoices`,
+  })
   series?: string;
 
   @ApiPropertyOptional({ example: 'EUR', description: 'ISO 4217; defaults to the company currency' })
@@ -133,10 +144,10 @@ export class IssueInvoiceDto {
   @Type(() => InvoiceLineDto)
   lines: InvoiceLineDto[];
 
-  @ApiPropertyOptional({ example: 'Thank you for your business', maxLength: 2000 })
+  @ApiPropertyOptional({ example: 'Thank you for your business' })
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @CodePointLength(0, 2000)
   notes?: string;
 
   /**

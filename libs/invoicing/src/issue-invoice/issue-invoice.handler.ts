@@ -40,8 +40,8 @@ export class IssueInvoiceHandler {
     if (command.orderId !== null) await this.assertOrderNotInvoiced(company.id, command.orderId);
 
     // Everything above is computed before the number is taken: from here to COMMIT this
-    // transaction holds the (company, series) counter row lock.
-    const sequence = await this.sequences.next(company.id, command.series);
+    // transaction holds the (company, invoice, series) counter row lock.
+    const sequence = await this.sequences.next(company.id, 'invoice', command.series);
     const invoice: InvoiceView = {
       id: randomUUID(),
       object: 'invoice',

@@ -5,25 +5,28 @@ import {
   TransactionHost,
   type TypeOrmTransactionalAdapter,
 } from '@ledgerkey/database';
+import type { DocumentType } from './document-number';
 
 @Injectable()
 export class DocumentSequenceRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
   /**
-   * Takes the next number of a (company, series) sequence. Gapless because it is a counter
-   * row updated in the caller's transaction: a rollback un-takes the number, and the row lock
-   * makes concurrent issuers of one series wait for each other until commit (PostgreSQL
-   * SEQUENCEs are not used: they leave gaps on rollback). Callers take the number as late
-   * as possible so that lock is held briefly.
+   * Takes the next number of a (company, document type, series) sequence. Gapless because it
+   * is a counter row updated in the caller's transaction: a rollback un-takes the number, and
+   * the row lock makes concurrent issuers of one series wait for each other until commit
+   * (PostgreSQL SEQUENCEs are not used: they leave gaps on rollback). Callers take the number
+   * as late as possible so that lock is held briefly.
    */
   @Transactional(Propagation.Mandatory)
-  async next(companyId: string, series: string): Promise<number> {
+  async next(companyId: string, documentType: DocumentType, series: string): Promise<number> {
     const [row] = await this.txHost.tx.query<Array<{ last_value: string }>>(
-      `INSERT INTO document_sequences AS s (company_id, series, last_value) VALUES ($1, $2, 1)
-       ON CONFLICT (company_id, series) DO UPDATE SET last_value = s.last_value + 1
+      // The document type is part of the key: invoices and credit notes never share a counter.
+      `INSERT INTO document_sequences AS s (company_id, document_type, series, last_value)
+       VALUES ($1, $2, $3, 1)
+       ON CONFLICT (company_id, document_type, series) DO UPDATE SET last_value = s.last_value + 1
        RETURNING last_value`,
-      [companyId, series],
+      [companyId, documentType, series],
     );
     return Number(row.last_value);
   }

@@ -15,6 +15,7 @@ import {
   toLineViews,
   type StoredLine,
 } from '@ledgerkey/invoicing';
+import type { SupplierDocument } from '../supplier-key';
 import type { PurchaseInvoiceView } from './purchase-invoice.view';
 
 interface PurchaseInvoiceRow {
@@ -31,12 +32,6 @@ interface PurchaseInvoiceRow {
   gross_total: string;
   created_at: Date;
   lines: StoredLine[];
-}
-
-/** The business key of a purchase invoice, normalized (see supplier-key.ts). */
-export interface SupplierDocumentKey {
-  supplierKey: string;
-  documentKey: string;
 }
 
 const SELECT_PURCHASE_INVOICE = `
@@ -86,39 +81,54 @@ export class PurchaseInvoicesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
   /**
-   * Inserts a purchase invoice and its lines in one statement.
-   * @returns false when the company already holds this supplier document (nothing was inserted)
+   * Takes the lock on (company, normalized document number) until the transaction ends, then
+   * names the purchase invoice this supplier document duplicates, if any. The rule lives in
+   * the database function `claim_supplier_document()`, which the insert trigger also runs.
+   * @returns the id of the recorded duplicate, or null when this document may be recorded
    */
   @Transactional(Propagation.Mandatory)
-  async insert(companyId: string, key: SupplierDocumentKey, invoice: PurchaseInvoiceView): Promise<boolean> {
-    const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
-      // ON CONFLICT on the business key only (an id clash must still fail loudly): a concurrent
-      // recording of the same supplier document makes this insert wait for it and then insert
-      // nothing, instead of aborting the transaction, so the caller can still name the winner.
+  async claimDocument(companyId: string, document: SupplierDocument): Promise<string | null> {
+    const rows = await this.txHost.tx.query<Array<{ id: string | null }>>(
+      // One round trip: the function locks, then reads in a second statement with a fresh
+      // snapshot, so it sees a document the previous holder of the lock committed. Holding the
+      // lock to COMMIT makes a concurrent upload of this number wait, then see this one.
+      `SELECT claim_supplier_document($1, $2, $3, $4) AS id`,
+      [companyId, document.documentKey, document.vatId, document.nameKey],
+    );
+    return rows[0].id;
+  }
+
+  /**
+   * Inserts a purchase invoice and its lines in one statement. Call {@link claimDocument} first
+   * in the same transaction: the insert trigger refuses a duplicate with a unique violation.
+   */
+  @Transactional(Propagation.Mandatory)
+  async insert(companyId: string, document: SupplierDocument, invoice: PurchaseInvoiceView): Promise<void> {
+    await this.txHost.tx.query(
       // The lines hang off the document's RETURNING: no lines without their document.
       `WITH invoice AS (
-         INSERT INTO purchase_invoices (id, company_id, supplier, supplier_key, document_number, document_key,
-                                        currency, issue_date, due_date, notes, vat_breakdown, net_total,
+         INSERT INTO purchase_invoices (id, company_id, supplier, supplier_key, supplier_vat_id,
+                                        supplier_name_key, document_number, document_key, currency,
+                                        issue_date, due_date, notes, vat_breakdown, net_total,
                                         vat_total, gross_total, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-         ON CONFLICT ON CONSTRAINT uq_purchase_invoices_company_supplier_document DO NOTHING
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          RETURNING id
-       ), lines AS (
-         INSERT INTO purchase_invoice_lines (purchase_invoice_id, company_id, position, description,
-                                             quantity, unit_price, vat_rate, net_amount)
-         SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
-                l.net_amount
-           FROM invoice,
-                ${linesUnnestSql(16)}
        )
-       SELECT count(*)::int AS inserted FROM invoice`,
+       INSERT INTO purchase_invoice_lines (purchase_invoice_id, company_id, position, description,
+                                           quantity, unit_price, vat_rate, net_amount)
+       SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
+              l.net_amount
+         FROM invoice,
+              ${linesUnnestSql(18)}`,
       [
         invoice.id,
         companyId,
         JSON.stringify(invoice.supplier),
-        key.supplierKey,
+        document.supplierKey,
+        document.vatId,
+        document.nameKey,
         invoice.documentNumber,
-        key.documentKey,
+        document.documentKey,
         invoice.currency,
         invoice.issueDate,
         invoice.dueDate,
@@ -131,17 +141,6 @@ export class PurchaseInvoicesRepository {
         ...lineParameters(invoice.lines),
       ],
     );
-    return rows[0].inserted === 1;
-  }
-
-  /** The purchase invoice holding this supplier document, if any (a committed one, or our own). */
-  async findIdByDocument(companyId: string, key: SupplierDocumentKey): Promise<string | null> {
-    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
-      `SELECT id FROM purchase_invoices
-        WHERE company_id = $1 AND supplier_key = $2 AND document_key = $3`,
-      [companyId, key.supplierKey, key.documentKey],
-    );
-    return rows[0]?.id ?? null;
   }
 
   async findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {

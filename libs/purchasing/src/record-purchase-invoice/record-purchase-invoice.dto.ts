@@ -7,13 +7,19 @@ import {
   IsObject,
   IsOptional,
   IsString,
-  MaxLength,
   registerDecorator,
   ValidateNested,
   type ValidationArguments,
   type ValidationOptions,
 } from 'class-validator';
-import { IsCalendarDate, InvoiceLineDto, MAX_INVOICE_LINES, PartyDto } from '@ledgerkey/invoicing';
+import { CodePointLength, codePointLength } from '@ledgerkey/database';
+import {
+  IsCalendarDate,
+  InvoiceLineDto,
+  MAX_INVOICE_LINES,
+  MAX_PARTY_NAME_LENGTH,
+  PartyDto,
+} from '@ledgerkey/invoicing';
 import { IsMoneyCurrency } from '@ledgerkey/money';
 import { normalizeDocumentNumber, normalizeSupplierName } from '../supplier-key';
 
@@ -23,17 +29,12 @@ export const MAX_DOCUMENT_NUMBER_LENGTH = 100;
 const INVISIBLE = /\p{C}/u;
 const VISIBLE = /[^\s\p{C}]/u;
 
-/** Length in code points, as PostgreSQL's length() counts (the column CHECK is 1–100). */
-function codePoints(text: string): number {
-  return [...text].length;
-}
-
 function isDocumentNumber(value: unknown): boolean {
   if (typeof value !== 'string' || INVISIBLE.test(value) || !VISIBLE.test(value)) return false;
   // Upper-casing can lengthen ("ß" → "SS"); the stored, normalized form must fit as well.
   return (
-    codePoints(value) <= MAX_DOCUMENT_NUMBER_LENGTH &&
-    codePoints(normalizeDocumentNumber(value)) <= MAX_DOCUMENT_NUMBER_LENGTH
+    codePointLength(value) <= MAX_DOCUMENT_NUMBER_LENGTH &&
+    codePointLength(normalizeDocumentNumber(value)) <= MAX_DOCUMENT_NUMBER_LENGTH
   );
 }
 
@@ -45,7 +46,7 @@ function IsDocumentNumber(options?: ValidationOptions): PropertyDecorator {
       target: target.constructor,
       propertyName: propertyName as string,
       options: {
-        message: `$property must be 1–${MAX_DOCUMENT_NUMBER_LENGTH} printable characters, not only spaces`,
+        message: `$property must be 1–${MAX_DOCUMENT_NUMBER_LENGTH} printable characters (Unicode code points), not only spaces`,
         ...options,
       },
       validator: { validate: isDocumentNumber },
@@ -76,15 +77,17 @@ function IsIdentifyingSupplierName(options?: ValidationOptions): PropertyDecorat
 /** The party that issued the invoice: a PartyDto whose name can identify it. */
 export class SupplierDto extends PartyDto {}
 // Applied to the inherited member rather than redeclaring it (a redeclared field would shadow
-// PartyDto's own with an initializer).
+// PartyDto's own with an initializer). class-validator drops every inherited custom validator of a
+// property once the subclass adds one of its own, so PartyDto's rules for name are stated again.
+IsString()(SupplierDto.prototype, 'name');
+CodePointLength(1, MAX_PARTY_NAME_LENGTH)(SupplierDto.prototype, 'name');
 IsIdentifyingSupplierName()(SupplierDto.prototype, 'name');
 ApiProperty({
   example: 'UAB Tiekėjas',
-  minLength: 1,
-  maxLength: 200,
   description:
-    'Identifies the supplier when vatId is absent: compared after NFKC, lower-casing, removing ' +
-    'punctuation and collapsing spaces ("UAB  Tiekėjas," = "uab tiekėjas").',
+    'Identifies the supplier when vatId is absent on either of two documents: compared after ' +
+    'NFKC, lower-casing, removing punctuation and collapsing spaces ("UAB  Tiekėjas," = ' +
+    '"uab tiekėjas").',
 })(SupplierDto.prototype, 'name');
 
 export class RecordPurchaseInvoiceDto {
@@ -93,9 +96,12 @@ export class RecordPurchaseInvoiceDto {
     minLength: 1,
     maxLength: MAX_DOCUMENT_NUMBER_LENGTH,
     description:
-      "The supplier's invoice number, echoed as sent. At most one purchase invoice per supplier " +
-      'and document number, for ever (409 purchase_invoice_duplicate); numbers are compared ' +
-      'upper-cased without spaces ("inv 001" = "INV001").',
+      "The supplier's invoice number, echoed as sent. A supplier document is recorded once, for " +
+      'ever: it duplicates an earlier purchase invoice of the company (409 ' +
+      'purchase_invoice_duplicate with existingPurchaseInvoiceId) when the numbers match, ' +
+      'compared upper-cased without spaces ("inv 001" = "INV001"), and either both suppliers ' +
+      'have a vatId and they are equal, or at least one has none and the normalized names are ' +
+      'equal. Two different VAT ids are two suppliers, whatever their names.',
   })
   @IsDocumentNumber()
   documentNumber: string;
@@ -103,8 +109,8 @@ export class RecordPurchaseInvoiceDto {
   @ApiProperty({
     type: SupplierDto,
     description:
-      'Identified by vatId when given, else by its normalized name: the same supplier may be ' +
-      'spelled differently on every upload.',
+      'Identified by vatId; where one of two documents has no vatId, by the normalized name ' +
+      '(the same supplier may be spelled differently on every upload). See documentNumber.',
   })
   // ValidateNested skips undefined and accepts arrays: require a plain object first.
   @IsObject()
@@ -135,10 +141,10 @@ export class RecordPurchaseInvoiceDto {
   @Type(() => InvoiceLineDto)
   lines: InvoiceLineDto[];
 
-  @ApiPropertyOptional({ example: 'Office supplies, November', maxLength: 2000 })
+  @ApiPropertyOptional({ example: 'Office supplies, November' })
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @CodePointLength(0, 2000)
   notes?: string;
 
   /**

@@ -5,12 +5,9 @@ import { EventsRepository } from '@ledgerkey/outbox';
 import { computeDocumentTotals, DueDateBeforeIssueDateError } from '@ledgerkey/invoicing';
 import { JournalRepository, purchaseInvoicePosting } from '@ledgerkey/ledger';
 import type { PurchaseInvoiceView } from '../purchase-invoices/purchase-invoice.view';
-import {
-  PurchaseInvoicesRepository,
-  type SupplierDocumentKey,
-} from '../purchase-invoices/purchase-invoices.repository';
+import { PurchaseInvoicesRepository } from '../purchase-invoices/purchase-invoices.repository';
 import { PurchaseInvoiceDuplicateError } from '../purchasing.errors';
-import { normalizeDocumentNumber, supplierKeyOf } from '../supplier-key';
+import { supplierDocumentOf } from '../supplier-key';
 import {
   type PurchasingCompany,
   type RecordPurchaseInvoiceDto,
@@ -29,7 +26,7 @@ export class RecordPurchaseInvoiceHandler {
    * Records a supplier's invoice, immutable with its lines, and posts its balanced journal
    * entry (expense and VAT receivable against payables; none for a zero-value document), all in
    * the caller's transaction (or a new one). One purchase invoice per company, supplier and
-   * document number, for ever.
+   * document number, for ever (the identity rule: see SupplierDocument).
    * @throws PurchaseInvoiceDuplicateError when the company already recorded this supplier document
    * @throws DueDateBeforeIssueDateError when dueDate precedes issueDate
    * @throws AmountOutOfRangeError when a total would exceed the supported range
@@ -45,12 +42,11 @@ export class RecordPurchaseInvoiceHandler {
     if (command.dueDate !== null && command.dueDate < command.issueDate) {
       throw new DueDateBeforeIssueDateError(command.issueDate, command.dueDate);
     }
-    const key: SupplierDocumentKey = {
-      supplierKey: supplierKeyOf(command.supplier),
-      documentKey: normalizeDocumentNumber(command.documentNumber),
-    };
-    // Cheap early answer for the common case; the unique constraint decides races below.
-    await this.assertNotRecorded(company.id, key, command.documentNumber);
+    const document = supplierDocumentOf(command.supplier, command.documentNumber);
+    // From here to COMMIT this transaction holds the (company, document number) lock: a
+    // concurrent upload of the same number waits for it and then finds this document.
+    const existingId = await this.purchaseInvoices.claimDocument(company.id, document);
+    if (existingId !== null) throw new PurchaseInvoiceDuplicateError(command.documentNumber, existingId);
 
     const invoice: PurchaseInvoiceView = {
       id: randomUUID(),
@@ -72,13 +68,7 @@ export class RecordPurchaseInvoiceHandler {
       notes: command.notes,
       createdAt: now.toISOString(),
     };
-    if (!(await this.purchaseInvoices.insert(company.id, key, invoice))) {
-      // A concurrent request recorded the same document and committed first: name it.
-      await this.assertNotRecorded(company.id, key, command.documentNumber);
-      throw new Error(
-        'purchase invoice insert reported a conflict but no purchase invoice holds the document',
-      );
-    }
+    await this.purchaseInvoices.insert(company.id, document, invoice);
     await this.journal.post({
       companyId: company.id,
       currency: invoice.currency,
@@ -90,14 +80,5 @@ export class RecordPurchaseInvoiceHandler {
     });
     await this.events.append(company.id, 'purchase_invoice.created', invoice);
     return invoice;
-  }
-
-  private async assertNotRecorded(
-    companyId: string,
-    key: SupplierDocumentKey,
-    documentNumber: string,
-  ): Promise<void> {
-    const existingId = await this.purchaseInvoices.findIdByDocument(companyId, key);
-    if (existingId !== null) throw new PurchaseInvoiceDuplicateError(documentNumber, existingId);
   }
 }

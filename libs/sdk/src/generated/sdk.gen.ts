@@ -66,7 +66,7 @@ export const listSalesInvoices = <ThrowOnError extends boolean = false>(options?
 /**
  * Credit an invoice
  *
- * Issues an immutable credit note (own gapless series CN) against an invoice and posts the reversing journal entry. Without lines, credits everything not yet credited. Per VAT rate, the credited net never exceeds the invoice, also under concurrent requests.
+ * Issues an immutable credit note (own gapless series CN, reserved for credit notes) against an invoice and posts the reversing journal entry. Without lines, credits everything not yet credited. Per VAT rate, the credited net never exceeds the invoice, also under concurrent requests.
  */
 export const createCreditNote = <ThrowOnError extends boolean = false>(options: Options<CreateCreditNoteData, ThrowOnError>): RequestResult<CreateCreditNoteResponses, CreateCreditNoteErrors, ThrowOnError> => (options.client ?? client).post<CreateCreditNoteResponses, CreateCreditNoteErrors, ThrowOnError>({
     security: [{
@@ -111,7 +111,7 @@ export const listCreditNotes = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Record a supplier's invoice
  *
- * Records an immutable purchase invoice and posts its journal entry (expense and VAT receivable against payables). Retry with the same Idempotency-Key and body as often as needed: the first response is replayed (`Idempotent-Replayed: true`). Independently of keys and their expiry, a supplier document (supplier VAT id, else normalized name, plus document number) is recorded once: a second upload answers 409 `purchase_invoice_duplicate`.
+ * Records an immutable purchase invoice and posts its journal entry (expense and VAT receivable against payables). Retry with the same Idempotency-Key and body as often as needed: the first response is replayed (`Idempotent-Replayed: true`). Independently of keys and their expiry, a supplier document is recorded once: a second upload answers 409 `purchase_invoice_duplicate` naming the first. Same document: the normalized `documentNumber` matches and either both VAT ids are equal, or at least one side has no VAT id and the normalized supplier names are equal (the database enforces it too, also for concurrent uploads). Different VAT ids are different suppliers.
  */
 export const createPurchaseInvoice = <ThrowOnError extends boolean = false>(options: Options<CreatePurchaseInvoiceData, ThrowOnError>): RequestResult<CreatePurchaseInvoiceResponses, CreatePurchaseInvoiceErrors, ThrowOnError> => (options.client ?? client).post<CreatePurchaseInvoiceResponses, CreatePurchaseInvoiceErrors, ThrowOnError>({
     security: [{
@@ -214,7 +214,7 @@ export const listJournalEntries = <ThrowOnError extends boolean = false>(options
 /**
  * Debit and credit totals per account and currency
  *
- * Debits equal credits per currency, always: `totals[].balanced` says so.
+ * Debits equal credits per currency, always: `totals[].balanced` says so. Amounts are sums across documents, so they are integer minor units as decimal strings ("18000000000000001"): exact beyond 2^53, where a JSON number is not.
  */
 export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: Options<GetTrialBalanceData, ThrowOnError>): RequestResult<GetTrialBalanceResponses, GetTrialBalanceErrors, ThrowOnError> => (options?.client ?? client).get<GetTrialBalanceResponses, GetTrialBalanceErrors, ThrowOnError>({
     security: [{
@@ -257,7 +257,7 @@ export const getEvent = <ThrowOnError extends boolean = false>(options: Options<
 /**
  * Register a webhook endpoint
  *
- * Events of the subscribed types are POSTed to `url`, signed per Standard Webhooks (`webhook-id` = event id, stable across retries; `webhook-timestamp`; `webhook-signature`), at least once: deduplicate by `webhook-id`. Any 2xx acknowledges; anything else, a timeout or a redirect is retried per WEBHOOK_RETRY_SCHEDULE with jitter, then the delivery fails. The signing `secret` is in this response only — and in its idempotent replay, which is stored with the Idempotency-Key until the key expires (IDEMPOTENCY_KEY_TTL).
+ * Events of the subscribed types are POSTed to `url`, signed per Standard Webhooks (`webhook-id` = event id, stable across retries; `webhook-timestamp`; `webhook-signature`), at least once: deduplicate by `webhook-id`. Any 2xx acknowledges; anything else, a timeout or a redirect is retried per WEBHOOK_RETRY_SCHEDULE with jitter, then the delivery fails. The signing `secret` is in this response only — and in its idempotent replay, which is stored with the Idempotency-Key, sealed (encrypted with the server’s SECRETS_KEY), until the key expires (IDEMPOTENCY_KEY_TTL).
  */
 export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookEndpointData, ThrowOnError>): RequestResult<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError>({
     security: [{

@@ -36,6 +36,9 @@ export type IssueInvoiceDto = {
      * Your order reference. At most one invoice per order, for ever (409 order_already_invoiced).
      */
     orderId?: string;
+    /**
+     * Numbers are gapless per (company, document type, series). `CN` is reserved for credit notes (400 validation_failed): a printed number never names an invoice and a credit note.
+     */
     series?: string;
     /**
      * ISO 4217; defaults to the company currency
@@ -146,7 +149,7 @@ export type CreditNoteListView = {
 
 export type SupplierDto = {
     /**
-     * Identifies the supplier when vatId is absent: compared after NFKC, lower-casing, removing punctuation and collapsing spaces ("UAB  Tiekėjas," = "uab tiekėjas").
+     * Identifies the supplier when vatId is absent on either of two documents: compared after NFKC, lower-casing, removing punctuation and collapsing spaces ("UAB  Tiekėjas," = "uab tiekėjas").
      */
     name: string;
     vatId?: string;
@@ -160,11 +163,11 @@ export type SupplierDto = {
 
 export type RecordPurchaseInvoiceDto = {
     /**
-     * The supplier's invoice number, echoed as sent. At most one purchase invoice per supplier and document number, for ever (409 purchase_invoice_duplicate); numbers are compared upper-cased without spaces ("inv 001" = "INV001").
+     * The supplier's invoice number, echoed as sent. A supplier document is recorded once, for ever: it duplicates an earlier purchase invoice of the company (409 purchase_invoice_duplicate with existingPurchaseInvoiceId) when the numbers match, compared upper-cased without spaces ("inv 001" = "INV001"), and either both suppliers have a vatId and they are equal, or at least one has none and the normalized names are equal. Two different VAT ids are two suppliers, whatever their names.
      */
     documentNumber: string;
     /**
-     * Identified by vatId when given, else by its normalized name: the same supplier may be spelled differently on every upload.
+     * Identified by vatId; where one of two documents has no vatId, by the normalized name (the same supplier may be spelled differently on every upload). See documentNumber.
      */
     supplier: SupplierDto;
     /**
@@ -318,18 +321,30 @@ export type JournalEntryListView = {
 export type TrialBalanceRow = {
     account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable';
     currency: string;
-    debitTotal: number;
-    creditTotal: number;
     /**
-     * debitTotal − creditTotal
+     * Sum of the debits: integer minor units as a decimal string (exact beyond 2^53)
      */
-    balance: number;
+    debitTotal: string;
+    /**
+     * Sum of the credits: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    creditTotal: string;
+    /**
+     * debitTotal − creditTotal: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    balance: string;
 };
 
 export type TrialBalanceTotalView = {
     currency: string;
-    debitTotal: number;
-    creditTotal: number;
+    /**
+     * Sum of all debits in the currency: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    debitTotal: string;
+    /**
+     * Sum of all credits in the currency: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    creditTotal: string;
     /**
      * Debits equal credits: always true
      */
@@ -366,7 +381,7 @@ export type EventListView = {
 
 export type CreateWebhookEndpointDto = {
     /**
-     * Absolute http(s) URL. Its host must be, and resolve to, public addresses only (no loopback, private, link-local, CGNAT, multicast …) unless the server runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true; otherwise `422 webhook_url_forbidden`.
+     * Absolute http(s) URL, stored and returned in its normalized (WHATWG) form, which must fit 2048 characters as well: non-ASCII characters are percent-encoded. Its host must be, and resolve to, public addresses only (no loopback, private, link-local, CGNAT, multicast …) unless the server runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true; otherwise `422 webhook_url_forbidden`.
      */
     url: string;
     /**
@@ -461,7 +476,7 @@ export type CreatedCompanyView = {
     apiKey: string;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable';
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -482,7 +497,7 @@ export type ProblemDetails = {
      */
     requestId: string;
     /**
-     * With `validation_failed`
+     * Always with `validation_failed`. `field` is a body path (`lines[0].quantity`), a query parameter (`limit`), a path parameter (`id`), `body` for the body as a whole, or `request` when nothing narrower applies.
      */
     errors?: Array<ProblemFieldError>;
     /**
@@ -1197,6 +1212,10 @@ export type CreateWebhookEndpointErrors = {
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
      */
     409: ProblemDetails;
+    /**
+     * Replays only, `idempotency_replay_unavailable`: the endpoint was registered, but the stored answer (it holds the secret) was sealed under a key the server no longer has. Do not retry: list the endpoints to find it, and replace it to get a new secret.
+     */
+    410: ProblemDetails;
     /**
      * `webhook_url_forbidden` (with `errors` on `url`): the host is, or resolves to, a loopback, private, link-local, CGNAT, multicast or otherwise non-public address. Stored and replayed under the key. Or `idempotency_key_reused`.
      *

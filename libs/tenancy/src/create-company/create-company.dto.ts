@@ -1,11 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsISO31661Alpha2, IsString, Length, Matches } from 'class-validator';
+import { IsISO31661Alpha2, IsString, Matches } from 'class-validator';
+import { CodePointLength } from '@ledgerkey/database';
 import { IsMoneyCurrency } from '@ledgerkey/money';
 
 export class CreateCompanyDto {
-  @ApiProperty({ example: 'UAB Pardavėjas', minLength: 1, maxLength: 200 })
+  @ApiProperty({ example: 'UAB Pardavėjas' })
   @IsString()
-  @Length(1, 200)
+  @CodePointLength(1, 200)
   name: string;
 
   @ApiProperty({ example: 'LT', description: 'ISO 3166-1 alpha-2, upper case' })

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
+import { SecretBox } from '@ledgerkey/secrets';
 import type { CreatedWebhookEndpointView } from '../endpoints/webhook-endpoint.view';
 import { WebhookEndpointsRepository } from '../endpoints/webhook-endpoints.repository';
 import { newWebhookSecret } from '../signing/webhook-signature';
@@ -18,11 +19,12 @@ const REGISTRATION_DNS_TIMEOUT_MS = 3000;
 export class CreateWebhookEndpointHandler {
   constructor(
     private readonly endpoints: WebhookEndpointsRepository,
+    private readonly secrets: SecretBox,
     @Inject(WEBHOOK_OPTIONS) private readonly options: WebhookOptions,
   ) {}
 
   /**
-   * Registers an endpoint with a new signing secret, returned only here.
+   * Registers an endpoint with a new signing secret, returned only here; it is stored sealed.
    * @throws WebhookUrlForbiddenError when the URL's host is, or resolves to, a non-public address
    *   (and private targets are not allowed)
    */
@@ -32,7 +34,8 @@ export class CreateWebhookEndpointHandler {
     dto: CreateWebhookEndpointDto,
     now = new Date(),
   ): Promise<CreatedWebhookEndpointView> {
-    // Normalized once (host case, default port, path): what is checked is what is called.
+    // Normalized once (host case, default port, path): what is checked is what is called, and
+    // what is stored (the DTO validated that this form fits the column).
     const url = new URL(dto.url);
     await this.assertAllowedTarget(url);
     const secret = newWebhookSecret();
@@ -40,7 +43,8 @@ export class CreateWebhookEndpointHandler {
       id: randomUUID(),
       url: url.href,
       enabledEvents: dto.enabledEvents,
-      secret,
+      // Sealed at rest: a database dump alone does not reveal it; delivery opens it to sign.
+      sealedSecret: this.secrets.seal(secret),
       createdAt: now,
     });
     return { ...endpoint, secret };

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventsRepository } from '@ledgerkey/outbox';
+import { SealedValueUnreadableError, SecretBox } from '@ledgerkey/secrets';
 import {
   WebhookDeliveriesRepository,
   type AttemptFollowUp,
   type LeasedDelivery,
 } from '../deliveries/webhook-deliveries.repository';
+import { openStoredSecret } from '../signing/stored-secret';
 import { signWebhook } from '../signing/webhook-signature';
 import { WEBHOOK_OPTIONS, type WebhookOptions } from '../webhook-options';
 import { retryDelayMs } from './retry-schedule';
@@ -14,11 +16,18 @@ import { sendWebhook, type AttemptOutcome } from './webhook-request';
 /** What one run of the delivery job did. */
 export type DeliveryRun = 'none' | 'canceled' | 'delivered' | 'retry' | 'failed' | 'lease_lost';
 
+/** What the endpoint's owner reads in the attempt list when the secret cannot be opened (details go to the log). */
+const SECRET_UNREADABLE =
+  'not sent: the signing secret cannot be read with this server’s secrets key; rotate the endpoint';
+
 @Injectable()
 export class DeliverWebhookHandler {
+  private readonly logger = new Logger('DeliverWebhook');
+
   constructor(
     private readonly deliveries: WebhookDeliveriesRepository,
     private readonly events: EventsRepository,
+    private readonly secrets: SecretBox,
     @Inject(WEBHOOK_OPTIONS) private readonly options: WebhookOptions,
   ) {}
 
@@ -27,6 +36,8 @@ export class DeliverWebhookHandler {
    * POST, record the attempt and either finish the delivery or queue the next attempt per the
    * retry schedule. A delivery already delivered/failed, or leased by another worker, is left
    * alone. A crash between lease and record leaves the lease to expire; the sweeper takes over.
+   * A secret sealed under a key this worker lacks is a failed attempt (nothing sent), retried
+   * per the schedule: a worker with the right key may take the next one.
    */
   async execute(deliveryId: string): Promise<DeliveryRun> {
     const lease = await this.deliveries.lease(deliveryId, randomUUID(), this.options.leaseMs);
@@ -39,6 +50,17 @@ export class DeliverWebhookHandler {
   }
 
   private async attempt(delivery: LeasedDelivery): Promise<AttemptOutcome> {
+    let secret: string;
+    try {
+      secret = openStoredSecret(this.secrets, delivery.storedSecret);
+    } catch (error) {
+      if (!(error instanceof SealedValueUnreadableError)) throw error;
+      this.logger.error(
+        `delivery ${delivery.deliveryId} not sent, the signing secret of endpoint ${delivery.endpointId} ` +
+          `(company ${delivery.companyId}) is unreadable: ${error.message}`,
+      );
+      return { statusCode: null, durationMs: 0, error: SECRET_UNREADABLE, succeeded: false };
+    }
     const event = await this.events.findById(delivery.companyId, delivery.eventId);
     if (!event)
       throw new Error(
@@ -49,7 +71,7 @@ export class DeliverWebhookHandler {
     return sendWebhook({
       url: delivery.url,
       body,
-      headers: signWebhook(delivery.secret, event.id, body, new Date()),
+      headers: signWebhook(secret, event.id, body, new Date()),
       timeoutMs: this.options.timeoutMs,
       allowPrivateTargets: this.options.allowPrivateTargets,
     });

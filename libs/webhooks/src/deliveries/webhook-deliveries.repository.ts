@@ -14,7 +14,8 @@ export interface LeasedDelivery {
   leaseToken: string;
   leasedAt: Date;
   url: string;
-  secret: string;
+  /** The endpoint's signing secret as stored (sealed, or legacy plaintext): see openStoredSecret. */
+  storedSecret: string;
 }
 
 export type LeaseResult =
@@ -150,7 +151,7 @@ export class WebhookDeliveriesRepository {
         leaseToken,
         leasedAt: row.leased_at,
         url: row.url,
-        secret: row.secret,
+        storedSecret: row.secret,
       },
     };
   }

@@ -41,19 +41,65 @@ const WEBHOOK_ENDPOINTS_ORDER = ['seq'];
 export class WebhookEndpointsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
-  /** Stores a new endpoint with its signing secret, in the create's (idempotent) transaction. */
+  /** Stores a new endpoint with its sealed signing secret, in the create's (idempotent) transaction. */
   @Transactional(Propagation.Mandatory)
   async insert(
     companyId: string,
-    endpoint: { id: string; url: string; enabledEvents: string[]; secret: string; createdAt: Date },
+    endpoint: { id: string; url: string; enabledEvents: string[]; sealedSecret: string; createdAt: Date },
   ): Promise<WebhookEndpointView> {
     const rows = await this.txHost.tx.query<EndpointRow[]>(
       `INSERT INTO webhook_endpoints (id, company_id, url, enabled_events, secret, created_at)
        VALUES ($1, $2, $3, $4, $5, $6)
        RETURNING ${COLUMNS}`,
-      [endpoint.id, companyId, endpoint.url, endpoint.enabledEvents, endpoint.secret, endpoint.createdAt],
+      [
+        endpoint.id,
+        companyId,
+        endpoint.url,
+        endpoint.enabledEvents,
+        endpoint.sealedSecret,
+        endpoint.createdAt,
+      ],
     );
     return toView(rows[0]);
+  }
+
+  /**
+   * Up to `limit` endpoints (any company) whose secret does not start with `sealedPrefix`, after
+   * `afterSeq` in creation order, locked for this transaction. Not company-first by design: a
+   * maintenance pass over the whole table, run at boot, never on a request.
+   */
+  @Transactional(Propagation.Mandatory)
+  async lockSecretsNotStartingWith(
+    sealedPrefix: string,
+    afterSeq: string,
+    limit: number,
+  ): Promise<Array<{ companyId: string; id: string; seq: string; secret: string }>> {
+    const rows = await this.txHost.tx.query<
+      Array<{ company_id: string; id: string; seq: string; secret: string }>
+    >(
+      // starts_with, not LIKE: a key id may contain "_", a LIKE wildcard.
+      // SKIP LOCKED: processes booting together split the rows instead of queueing on them;
+      // NO KEY UPDATE does not block inserts of deliveries referencing these endpoints.
+      `SELECT company_id, id, seq, secret FROM webhook_endpoints
+        WHERE NOT starts_with(secret, $1) AND seq > $2
+        ORDER BY seq
+        LIMIT $3
+        FOR NO KEY UPDATE SKIP LOCKED`,
+      [sealedPrefix, afterSeq, limit],
+    );
+    return rows.map((row) => ({ companyId: row.company_id, id: row.id, seq: row.seq, secret: row.secret }));
+  }
+
+  /** Replaces stored secrets (rows locked by lockSecretsNotStartingWith in this transaction). */
+  @Transactional(Propagation.Mandatory)
+  async replaceSecrets(rows: Array<{ companyId: string; id: string; storedSecret: string }>): Promise<void> {
+    if (rows.length === 0) return;
+    await this.txHost.tx.query(
+      `UPDATE webhook_endpoints w SET secret = v.secret
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS v (company_id, id, secret)
+        WHERE w.company_id = v.company_id AND w.id = v.id`,
+      [rows.map((row) => row.companyId), rows.map((row) => row.id), rows.map((row) => row.storedSecret)],
+    );
   }
 
   async findById(companyId: string, endpointId: string): Promise<WebhookEndpointView | null> {
