@@ -188,7 +188,12 @@ describe('concurrent invoice creation', () => {
     async () => {
       const company = await t.newCompany();
       const key = newKey('same-key');
-      const body = anInvoice().withOrderId().withLine({ quantity: '3', unitPrice: 1999 }).build();
+      // Slow, so that requests overlap the running first one (a finished key answers at once).
+      const body = anInvoice()
+        .withOrderId()
+        .withLine({ quantity: '3', unitPrice: 1999 })
+        .with({ notes: SLOW_MARKER })
+        .build();
 
       const answers = await Promise.all(Array.from({ length: 50 }, () => post(company, key, body)));
 
