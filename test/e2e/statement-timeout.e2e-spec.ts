@@ -120,4 +120,28 @@ describe('a statement past DATABASE_STATEMENT_TIMEOUT_MS', () => {
       keys: [firstKey, key],
     });
   }, 30_000);
+
+  it('a timeout after the number, document and journal entry were written rolls all of them back', async () => {
+    const company = await t.newCompany();
+    const firstKey = newKey();
+    expect((await create(company, firstKey)).status).toBe(201);
+
+    const key = newKey();
+    // The company's event counter: the create has taken its number and written the invoice and
+    // its journal entry when it waits here, on its last write before the key's record.
+    await timesOutWithoutTrace(
+      company,
+      key,
+      `SELECT last_position FROM event_sequences WHERE company_id = $1 FOR UPDATE`,
+    );
+
+    const retried = await create(company, key);
+    expect(retried.status).toBe(201);
+    expect(retried.body.number).toBe('INV-000002');
+    const positions = await db.query<{ position: string }>(
+      'SELECT position FROM events WHERE company_id = $1 ORDER BY position',
+      [company.companyId],
+    );
+    expect(positions.rows.map((row) => Number(row.position))).toEqual([1, 2]);
+  }, 30_000);
 });
