@@ -81,35 +81,38 @@ describe('a statement past DATABASE_STATEMENT_TIMEOUT_MS', () => {
   }
 
   /**
-   * Creates an invoice under `key` while `lockSql` holds a row the create needs, past the
-   * statement timeout: 503 with Retry-After, and the company's books and keys are as before.
+   * A company with one invoice creates a second under a new key while `lockSql` holds a row the
+   * create needs, past the statement timeout: 503 with Retry-After, and the books and keys are
+   * as before. Then, the lock gone, the same key is retried: it executes as a first request.
    */
-  async function timesOutWithoutTrace(company: TestCompany, key: string, lockSql: string): Promise<void> {
-    const before = await booksOf(company);
-    const started = Date.now();
-    const response = await whileLocked(lockSql, [company.companyId], () => create(company, key));
-    expect(Date.now() - started).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS - 100);
-    expectServiceUnavailable(response);
-    expect(await booksOf(company)).toEqual(before);
-  }
-
-  it('waiting for the invoice number answers 503 with Retry-After; the same key then executes once', async () => {
+  async function timeoutThenRetry(
+    lockSql: string,
+  ): Promise<{ company: TestCompany; firstKey: string; key: string; retried: Response }> {
     const company = await t.newCompany();
     const firstKey = newKey();
     expect((await create(company, firstKey)).status).toBe(201);
+    const before = await booksOf(company);
 
     const key = newKey();
-    // The (company, series) counter row: the create waits for its number past the timeout.
-    await timesOutWithoutTrace(
-      company,
-      key,
-      `SELECT last_value FROM document_sequences WHERE company_id = $1 AND series = 'INV' FOR UPDATE`,
-    );
+    const started = Date.now();
+    const timedOut = await whileLocked(lockSql, [company.companyId], () => create(company, key));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS - 100);
+    expectServiceUnavailable(timedOut);
+    expect(await booksOf(company)).toEqual(before);
 
     const retried = await create(company, key);
     expect(retried.status).toBe(201);
     expect(retried.headers['idempotent-replayed']).toBeUndefined();
     expect(retried.body.number).toBe('INV-000002');
+    return { company, firstKey, key, retried };
+  }
+
+  it('waiting for the invoice number answers 503 with Retry-After; the same key then executes once', async () => {
+    // The (company, series) counter row: the create waits for its number past the timeout.
+    const { company, firstKey, key, retried } = await timeoutThenRetry(
+      `SELECT last_value FROM document_sequences WHERE company_id = $1 AND series = 'INV' FOR UPDATE`,
+    );
+
     const replayed = await create(company, key);
     expect(replayed.headers['idempotent-replayed']).toBe('true');
     expect(replayed.text).toBe(retried.text);
@@ -122,22 +125,12 @@ describe('a statement past DATABASE_STATEMENT_TIMEOUT_MS', () => {
   }, 30_000);
 
   it('a timeout after the number, document and journal entry were written rolls all of them back', async () => {
-    const company = await t.newCompany();
-    const firstKey = newKey();
-    expect((await create(company, firstKey)).status).toBe(201);
-
-    const key = newKey();
     // The company's event counter: the create has taken its number and written the invoice and
     // its journal entry when it waits here, on its last write before the key's record.
-    await timesOutWithoutTrace(
-      company,
-      key,
+    const { company } = await timeoutThenRetry(
       `SELECT last_position FROM event_sequences WHERE company_id = $1 FOR UPDATE`,
     );
 
-    const retried = await create(company, key);
-    expect(retried.status).toBe(201);
-    expect(retried.body.number).toBe('INV-000002');
     const positions = await db.query<{ position: string }>(
       'SELECT position FROM events WHERE company_id = $1 ORDER BY position',
       [company.companyId],
