@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       secretsKey: undefined,
       secretsKeyPrevious: undefined,
       benchmarkDisableIdempotency: false,
+      shutdownTimeoutMs: 10_000,
     });
   });
 
@@ -76,11 +77,13 @@ describe('loadConfig', () => {
     ]);
   });
 
-  it('reads the database statement timeout', () => {
-    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' })).toMatchObject({
+  it('reads the database statement timeout and the shutdown bound', () => {
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '1500', SHUTDOWN_TIMEOUT_MS: '4000' })).toMatchObject({
       databaseStatementTimeoutMs: 1500,
+      shutdownTimeoutMs: 4000,
     });
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS/);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '10s' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
   });
 
   it('reads the worker and webhook variables', () => {

@@ -37,6 +37,8 @@ export interface AppConfig {
   secretsKeyPrevious: Buffer | undefined;
   /** BENCHMARK_DISABLE_IDEMPOTENCY: benchmark only, measures the idempotency layer's cost. */
   benchmarkDisableIdempotency: boolean;
+  /** A stop (SIGTERM, SIGINT) ends the process within this bound, whatever the database does. */
+  shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -148,6 +150,7 @@ export function loadConfig(env: Env): AppConfig {
     secretsKey: secretsKeyCurrent,
     secretsKeyPrevious,
     benchmarkDisableIdempotency: boolean('BENCHMARK_DISABLE_IDEMPOTENCY', false),
+    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
