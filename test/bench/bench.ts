@@ -434,8 +434,13 @@ async function oneCreate(pool: Pool, company: Company, key: string, n: number): 
       ],
     );
     await client.query(
-      `WITH event AS (INSERT INTO events (id, company_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id)
-       SELECT graphile_worker.add_job($6, json_build_object('eventId', event.id), job_key := 'fan_out:' || event.id) FROM event`,
+      `WITH next AS (
+         INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
+         ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1 RETURNING last_position
+       ), event AS (
+         INSERT INTO events (id, company_id, position, type, data, created_at)
+         SELECT $1, $2, next.last_position, $3, $4, $5 FROM next RETURNING id
+       ) SELECT graphile_worker.add_job($6, json_build_object('eventId', event.id), job_key := 'fan_out:' || event.id) FROM event`,
       [
         randomUUID(),
         company.companyId,

@@ -57,6 +57,7 @@ export class AppModule {
           url: database.url,
           afterClose: database.embedded?.stop,
           poolSize: config.databasePoolSize,
+          statementTimeoutMs: config.databaseStatementTimeoutMs,
           applicationName: 'ledgerkey-api',
           migrations: MIGRATIONS,
         }),

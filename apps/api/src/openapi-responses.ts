@@ -199,8 +199,9 @@ function addCommonErrors(operation: OperationObject): void {
   if (!responses['503']) {
     responses['503'] = {
       description:
-        'The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. ' +
-        'Retry with the same Idempotency-Key.',
+        'The database is unreachable, or could not complete the request in time: a lock wait past the ' +
+        'statement timeout, a serialization failure or a deadlock (`service_unavailable`, with ' +
+        '`Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.',
       headers: {
         'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
       },

@@ -551,7 +551,7 @@ export type CreateSalesInvoiceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -590,7 +590,7 @@ export type GetSalesInvoiceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -630,7 +630,7 @@ export type ListSalesInvoicesErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -684,7 +684,7 @@ export type CreateCreditNoteErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -723,7 +723,7 @@ export type GetCreditNoteErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -763,7 +763,7 @@ export type ListCreditNotesErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -813,7 +813,7 @@ export type CreatePurchaseInvoiceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -852,7 +852,7 @@ export type GetPurchaseInvoiceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -892,7 +892,7 @@ export type ListPurchaseInvoicesErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -948,7 +948,7 @@ export type CreateSettlementErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -987,7 +987,7 @@ export type GetSettlementErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1027,7 +1027,7 @@ export type ListSettlementsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1067,7 +1067,7 @@ export type ListJournalEntriesErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1097,7 +1097,7 @@ export type GetTrialBalanceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1137,7 +1137,7 @@ export type ListEventsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1173,7 +1173,7 @@ export type GetEventErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1227,7 +1227,7 @@ export type CreateWebhookEndpointErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1270,7 +1270,7 @@ export type ListWebhookEndpointsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1309,7 +1309,7 @@ export type GetWebhookEndpointErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1345,7 +1345,7 @@ export type DisableWebhookEndpointErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1391,7 +1391,7 @@ export type ListWebhookAttemptsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1443,7 +1443,7 @@ export type CreateCompanyErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1472,7 +1472,7 @@ export type GetLivenessErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1534,7 +1534,7 @@ export type GetMetricsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
