@@ -30,7 +30,6 @@ export class IdempotencyStates1765300000000 implements MigrationInterface {
         ADD COLUMN updated_at       timestamptz,
         ALTER COLUMN response_status DROP NOT NULL,
         ALTER COLUMN response_headers DROP NOT NULL,
-        ALTER COLUMN response_headers DROP DEFAULT,
         ALTER COLUMN response_body DROP NOT NULL`);
     // Every record so far is a finished local operation: a success, or a stored business
     // rejection. Replays now write the stored headers verbatim, Content-Type included.
@@ -44,6 +43,10 @@ export class IdempotencyStates1765300000000 implements MigrationInterface {
     await db.query(`
       ALTER TABLE idempotency_records
         ALTER COLUMN state SET NOT NULL,
+        -- An INSERT that names no state stores a finished answer, as every writer before this
+        -- migration did (processes of the previous version during an upgrade, maintenance SQL).
+        -- Unfinished records name their state and NULL answer columns explicitly.
+        ALTER COLUMN state SET DEFAULT 'completed',
         ALTER COLUMN updated_at SET NOT NULL,
         ALTER COLUMN updated_at SET DEFAULT now(),
         ADD CONSTRAINT ck_idempotency_records_state
@@ -165,7 +168,6 @@ export class IdempotencyStates1765300000000 implements MigrationInterface {
         DROP COLUMN updated_at,
         ALTER COLUMN response_status SET NOT NULL,
         ALTER COLUMN response_headers SET NOT NULL,
-        ALTER COLUMN response_headers SET DEFAULT '{}'::jsonb,
         ALTER COLUMN response_body SET NOT NULL`);
     await db.query(`
       ALTER TABLE idempotency_records

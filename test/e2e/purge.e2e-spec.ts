@@ -184,11 +184,11 @@ describe('purgeExpiredIdempotencyRecords', () => {
     await db.query(
       `INSERT INTO idempotency_records
          (company_id, operation, idempotency_key, fingerprint, state, lease_expires_at, recovery_point,
-          created_at, expires_at)
+          response_headers, created_at, expires_at)
        VALUES ($1, $2, $3 || '-leased', sha256('a'), 'in_progress', $4::timestamptz, 'charge_requested',
-               $4::timestamptz, $4::timestamptz),
+               NULL, $4::timestamptz, $4::timestamptz),
               ($1, $2, $3 || '-retryable', sha256('b'), 'failed_retryable', NULL, 'charge_requested',
-               $4::timestamptz, $4::timestamptz)`,
+               NULL, $4::timestamptz, $4::timestamptz)`,
       [company.companyId, 'test.payments.create', prefix, LONG_AGO],
     );
     await storeRecords(company, newKey('expired'), 2, LONG_AGO);

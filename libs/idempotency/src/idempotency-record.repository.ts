@@ -77,8 +77,8 @@ export class IdempotencyRecordRepository implements IdempotencyRecordStore {
     await this.insert(
       `INSERT INTO idempotency_records
          (company_id, operation, idempotency_key, fingerprint, state, lease_expires_at, recovery_point,
-          attempt, expires_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, 1, $7, $8, $8)`,
+          attempt, response_headers, expires_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, 1, NULL, $7, $8, $8)`,
       [...keyOf(ref), start.fingerprint, start.leaseExpiresAt, start.recoveryPoint, start.expiresAt, now],
     );
     return { attempt: 1, expiresAt: start.leaseExpiresAt };
