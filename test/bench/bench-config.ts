@@ -33,6 +33,8 @@ export interface BenchConfig {
   redisUrl: string;
   /** LOG_LEVEL of the API processes under load (BENCH_LOG_LEVEL). */
   logLevel: string;
+  /** pgbench's clients (BENCH_PGBENCH_CLIENTS); the HTTP cases' connection count by default. */
+  pgbenchClients: number;
   /** `-M` of pgbench (BENCH_PGBENCH_PROTOCOL): simple sends literal SQL, one message per statement. */
   pgbenchProtocol: 'simple' | 'extended' | 'prepared';
   poolSize: number;
@@ -72,6 +74,7 @@ export function loadBenchConfig(): BenchConfig {
     serverUrl: process.env.DATABASE_URL || undefined,
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     logLevel: process.env.BENCH_LOG_LEVEL ?? 'error',
+    pgbenchClients: positive('BENCH_PGBENCH_CLIENTS', positive('BENCH_CONNECTIONS', 16)),
     pgbenchProtocol: protocol as BenchConfig['pgbenchProtocol'],
     poolSize: 10,
     groups,

@@ -66,6 +66,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const loadBefore = loadavg();
   const dir = mkdtempSync(join(tmpdir(), 'ledgerkey-bench-'));
+  mkdirSync(config.outDir, { recursive: true });
   const server = await databaseServer(config);
   const admin = new Client({ connectionString: server.serverUrl });
   await admin.connect();
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
       storedKeys: config.storedKeys,
       logLevel: config.logLevel,
       pgbenchProtocol: config.pgbenchProtocol,
+      pgbenchClients: config.pgbenchClients,
       groups: [...config.groups],
     },
     statementsPerCreate: run.statements ?? null,
@@ -114,7 +116,6 @@ async function main(): Promise<void> {
     goals,
     totalSeconds: Math.round((Date.now() - started) / 1000),
   };
-  mkdirSync(config.outDir, { recursive: true });
   writeFileSync(join(config.outDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
   const subtitle =
     `${String(machine.cpuCount)} CPUs, Node ${process.version}, PostgreSQL ${String(machine.postgres)}, ` +
@@ -329,7 +330,7 @@ async function databaseLimit(run: Run, url: string): Promise<void> {
     } else {
       const dir = join(run.dir, 'pgbench');
       const options = {
-        clients: config.connections,
+        clients: config.pgbenchClients,
         seconds: config.seconds,
         protocol: config.pgbenchProtocol,
         dir,
@@ -612,36 +613,49 @@ async function manyKeys(run: Run): Promise<void> {
 }
 
 /**
- * Loads `count` finished keys (expiring in a day) spread over the companies with one
- * INSERT … SELECT generate_series. Foreign-key triggers are skipped for the load where the role
- * may (session_replication_role; every company id is real), then the table is analysed and a
- * checkpoint taken so that neither runs during the measurement.
+ * Loads `count` finished keys (expiring in a day) spread over the companies: random UUIDs, as
+ * clients send them, so the primary key is as random inserts leave it. One INSERT … SELECT
+ * generate_series per core, in parallel. Foreign-key triggers are skipped for the load where
+ * the role may (session_replication_role; every company id is real). Then ANALYZE and a
+ * CHECKPOINT, so that neither runs during the measurement.
  */
 async function seedKeys(
   url: string,
   companyIds: string[],
   count: number,
 ): Promise<Record<string, number | string>> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
   const t0 = Date.now();
-  let triggers = 'on';
-  try {
-    await client.query(`SET session_replication_role = replica`);
-    triggers = 'skipped';
-  } catch {
-    // not a superuser: load with the foreign-key checks
-  }
-  await client.query(
-    `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, response_status,
-                                      response_headers, response_body, expires_at)
-     SELECT ($1::uuid[])[1 + g % cardinality($1::uuid[])], 'sales.invoices.create', 'seeded-' || g,
-            sha256(g::text::bytea), 201, '{}', '{"seeded":true}', now() + interval '1 day'
-       FROM generate_series(1, $2::int) AS g`,
-    [companyIds, count],
+  const parts = Math.max(1, Math.min(cpus().length, 4));
+  const triggers = await Promise.all(
+    Array.from({ length: parts }, async (_, part) => {
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        let fkTriggers = 'on';
+        try {
+          await client.query(`SET session_replication_role = replica`);
+          fkTriggers = 'skipped';
+        } catch {
+          // not a superuser: load with the foreign-key checks
+        }
+        await client.query(
+          `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, response_status,
+                                            response_headers, response_body, expires_at)
+           SELECT ($1::uuid[])[1 + g % cardinality($1::uuid[])], 'sales.invoices.create',
+                  md5('seeded ' || g)::uuid::text, sha256(g::text::bytea), 201, '{}', '{"seeded":true}',
+                  now() + interval '1 day'
+             FROM generate_series($2::bigint, $3::bigint) AS g`,
+          [companyIds, Math.floor((count * part) / parts) + 1, Math.floor((count * (part + 1)) / parts)],
+        );
+        return fkTriggers;
+      } finally {
+        await client.end();
+      }
+    }),
   );
   const inserted = Math.round((Date.now() - t0) / 100) / 10;
-  await client.query(`RESET session_replication_role`);
+  const client = new Client({ connectionString: url });
+  await client.connect();
   await client.query('ANALYZE idempotency_records');
   await client.query('CHECKPOINT').catch(() => undefined);
   const total = Math.round((Date.now() - t0) / 100) / 10;
@@ -650,14 +664,15 @@ async function seedKeys(
   );
   await client.end();
   console.log(
-    `seeded ${count} keys in ${inserted} s (with ANALYZE and CHECKPOINT ${total} s), table ${rows[0].size}`,
+    `seeded ${count} keys in ${inserted} s (${parts} in parallel; with ANALYZE and CHECKPOINT ${total} s), table ${rows[0].size}`,
   );
   return {
     storedKeys: count,
     seedSeconds: inserted,
     seedTotalSeconds: total,
+    seedParallel: parts,
     tableSize: rows[0].size,
-    foreignKeyTriggers: triggers,
+    foreignKeyTriggers: triggers[0],
   };
 }
 
