@@ -41,8 +41,8 @@ async function tenantKeyOffenders(db: Pool): Promise<Offender[]> {
               CASE WHEN i.indisprimary THEN 'primary key' ELSE 'unique' END AS kind,
               ic.relname AS name,
               pg_get_indexdef(i.indexrelid) AS definition,
-              (SELECT attname FROM pg_attribute
-                WHERE attrelid = i.indrelid AND attnum = i.indkey[0]) = 'company_id' AS ok
+              coalesce((SELECT attname FROM pg_attribute
+                         WHERE attrelid = i.indrelid AND attnum = i.indkey[0]) = 'company_id', false) AS ok
          FROM tenant t
          JOIN pg_index i ON i.indrelid = t.oid AND i.indisunique
          JOIN pg_class ic ON ic.oid = i.indexrelid
