@@ -145,7 +145,11 @@ export function createsOver(name: string, companies: Company[]): (n: number) => 
 export async function newCompany(baseUrl: string, n: number): Promise<Company> {
   const response = await fetch(`${baseUrl}/admin/companies`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    headers: {
+      Authorization: `Bearer ${ADMIN_TOKEN}`,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': `bench-company-${randomUUID()}`,
+    },
     body: JSON.stringify({ name: `Bench ${n}`, countryCode: 'LT', currency: 'EUR' }),
   });
   if (response.status !== 201) throw new Error(`company: ${response.status} ${await response.text()}`);
@@ -183,8 +187,8 @@ export async function warmUp(baseUrl: string, companies: Company[], count = 200)
 }
 
 /**
- * Replays: `count` keys created first, then requested round-robin, so concurrent requests
- * rarely share a key (two at once on one key may answer 409 in_use, which is not a replay).
+ * Replays: `count` keys created first, then requested round-robin. A finished key is read
+ * without a lock, so concurrent requests on one key all replay.
  */
 export async function replayKeys(baseUrl: string, company: Company, count = 400): Promise<KeyedRequest[]> {
   const keys: KeyedRequest[] = [];

@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
-import { IdempotencyModule } from '@ledgerkey/idempotency';
+import { IDENTITY_SEALER, IdempotencyModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
@@ -10,7 +10,7 @@ import { SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import { WebhooksModule } from '@ledgerkey/webhooks';
 import type { Request } from 'express';
-import { ClsModule } from 'nestjs-cls';
+import { ClsModule, ClsService } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
 import { JobRunnerModule } from '../../worker/src/job-runner.module';
 import { webhookOptionsOf } from '../../worker/src/worker-config';
@@ -29,9 +29,9 @@ import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
-import { renderProblem, problemCodeOf } from './problem-details';
+import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
 import { ProblemDetailsFilter } from './problem-details.filter';
-import { requestIdFor, requestIdOf } from './request-id';
+import { requestIdFor } from './request-id';
 import { requestValidationPipe } from './request-validation';
 
 @Module({})
@@ -72,22 +72,32 @@ export class AppModule {
         JobRunnerModule,
         IdempotencyModule.forRootAsync({
           imports: [MetricsModule],
-          inject: [IdempotencyMetrics],
-          useFactory: (metrics: IdempotencyMetrics) => ({
+          inject: [IdempotencyMetrics, ClsService],
+          useFactory: (metrics: IdempotencyMetrics, cls: ClsService) => ({
             ttlSeconds: config.idempotencyKeyTtlSeconds,
             benchmarkBypass: config.benchmarkDisableIdempotency,
             observer: metrics,
+            // Seals the stored answers of `sensitiveResponse` routes (API keys, signing secrets).
+            sealer: IDENTITY_SEALER,
             resolveScope: (request) => {
               const company = companyOf(request);
               return { tenantId: company.id, context: company };
             },
             validateBody: (body, dto) =>
               requestValidationPipe.transform(body, { type: 'body', metatype: dto }) as Promise<object>,
-            renderOutcome: (error, request) => {
-              if (problemCodeOf(error) === undefined) return null;
-              const problem = renderProblem(error, requestIdOf(request));
-              if (problem.status >= 500) return null;
-              return { status: problem.status, headers: problem.headers, body: JSON.stringify(problem.body) };
+            classifier: {
+              // A known domain error below 500 is a business outcome: its problem is stored and
+              // replayed, with the first request's id.
+              classify: (error) => {
+                if (problemCodeOf(error) === undefined) return null;
+                const problem = renderProblem(error, cls.getId());
+                if (problem.status >= 500) return null;
+                return {
+                  status: problem.status,
+                  headers: { ...problem.headers, 'Content-Type': PROBLEM_CONTENT_TYPE },
+                  body: JSON.stringify(problem.body),
+                };
+              },
             },
           }),
         }),

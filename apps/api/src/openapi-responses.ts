@@ -213,6 +213,8 @@ function describeProblem(status: number, response: ResponseObject): void {
   const named = [...response.description.matchAll(/`([a-z_]+)`/g)]
     .map((match) => match[1] as ProblemCode)
     .filter((code) => PROBLEM_KINDS[code]?.status === status);
+  // A response may name its main code as `example: { code }` (the idempotency decorator does):
+  // that code's example comes first; every example is rendered here, with our problem type URLs.
   const existing = response.content?.[PROBLEM_MEDIA_TYPE]?.example as { code?: ProblemCode } | undefined;
   const codes = new Set<ProblemCode>();
   if (existing?.code && PROBLEM_KINDS[existing.code]) codes.add(existing.code);
@@ -224,7 +226,7 @@ function describeProblem(status: number, response: ResponseObject): void {
   for (const code of codes) {
     examples[code] = {
       summary: PROBLEM_KINDS[code].title,
-      value: code === existing?.code ? existing : problemExample(code),
+      value: problemExample(code),
     };
   }
   response.content = {

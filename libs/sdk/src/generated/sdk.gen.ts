@@ -330,7 +330,7 @@ export const listWebhookAttempts = <ThrowOnError extends boolean = false>(option
 /**
  * Create a company and its first API key (operators only)
  *
- * The API key is shown once; only its hash is stored.
+ * Only the API key's hash is stored with the company. Retry with the same Idempotency-Key and body as often as needed: the first answer, API key included, is replayed (`Idempotent-Replayed: true`) and one company exists. That answer is stored with the key until it expires (IDEMPOTENCY_KEY_TTL), sealed by the response sealer.
  */
 export const createCompany = <ThrowOnError extends boolean = false>(options: Options<CreateCompanyData, ThrowOnError>): RequestResult<CreateCompanyResponses, CreateCompanyErrors, ThrowOnError> => (options.client ?? client).post<CreateCompanyResponses, CreateCompanyErrors, ThrowOnError>({
     security: [{

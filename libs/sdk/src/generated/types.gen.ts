@@ -1406,6 +1406,12 @@ export type ListWebhookAttemptsResponse = ListWebhookAttemptsResponses[keyof Lis
 
 export type CreateCompanyData = {
     body: CreateCompanyDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to operators and this operation.
+         */
+        'Idempotency-Key': string;
+    };
     path?: never;
     query?: never;
     url: '/admin/companies';
@@ -1413,7 +1419,7 @@ export type CreateCompanyData = {
 
 export type CreateCompanyErrors = {
     /**
-     * The request is invalid (`validation_failed`). Nothing is stored.
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
      */
     400: ProblemDetails;
     /**
@@ -1424,6 +1430,14 @@ export type CreateCompanyErrors = {
      * ADMIN_API_TOKEN is not set: the admin API is off
      */
     404: ProblemDetails;
+    /**
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1437,6 +1451,9 @@ export type CreateCompanyErrors = {
 export type CreateCompanyError = CreateCompanyErrors[keyof CreateCompanyErrors];
 
 export type CreateCompanyResponses = {
+    /**
+     * Created (or replayed)
+     */
     201: CreatedCompanyView;
 };
 
