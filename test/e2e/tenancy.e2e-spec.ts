@@ -4,6 +4,7 @@ import type { Response } from 'supertest';
 import { loadConfig } from '../../apps/api/src/config';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { startTestApp, TEST_ADMIN_TOKEN, type TestApp, type TestCompany } from '../support/test-app';
+import { columnsContaining } from '../support/stored-text-scan';
 import { testDatabasePool } from '../support/test-database';
 
 const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
@@ -395,6 +396,8 @@ describe('tenancy', () => {
           response_sealed: true,
         },
       ]);
+      // Only the key's hash is stored; its replayable answer is sealed: the key is nowhere in clear.
+      expect(await columnsContaining(db, [replayedKey.slice(3, 19), replayedKey.slice(-16)])).toEqual([]);
     });
 
     it('the same key for another company → 422 idempotency_key_reused; nothing is created', async () => {

@@ -1,12 +1,12 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
-import { IDENTITY_SEALER, IdempotencyModule } from '@ledgerkey/idempotency';
+import { IdempotencyModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PurchasingModule } from '@ledgerkey/purchasing';
-import { SecretsModule } from '@ledgerkey/secrets';
+import { SecretBox, SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import { WebhooksModule } from '@ledgerkey/webhooks';
 import type { Request } from 'express';
@@ -30,6 +30,7 @@ import { PurchaseInvoicesController } from './purchases/purchase-invoices.contro
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
 import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
+import { replayBodySealer } from './replay-body-sealer';
 import { ProblemDetailsFilter } from './problem-details.filter';
 import { requestIdFor } from './request-id';
 import { requestValidationPipe } from './request-validation';
@@ -72,13 +73,13 @@ export class AppModule {
         JobRunnerModule,
         IdempotencyModule.forRootAsync({
           imports: [MetricsModule],
-          inject: [IdempotencyMetrics, ClsService],
-          useFactory: (metrics: IdempotencyMetrics, cls: ClsService) => ({
+          inject: [IdempotencyMetrics, ClsService, SecretBox],
+          useFactory: (metrics: IdempotencyMetrics, cls: ClsService, secrets: SecretBox) => ({
             ttlSeconds: config.idempotencyKeyTtlSeconds,
             benchmarkBypass: config.benchmarkDisableIdempotency,
             observer: metrics,
             // Seals the stored answers of `sensitiveResponse` routes (API keys, signing secrets).
-            sealer: IDENTITY_SEALER,
+            sealer: replayBodySealer(secrets),
             resolveScope: (request) => {
               const company = companyOf(request);
               return { tenantId: company.id, context: company };
