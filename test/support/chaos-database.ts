@@ -7,7 +7,7 @@ import {
   startEmbeddedPostgres,
   type EmbeddedPostgresHandle,
 } from '../../libs/database/src';
-import { installJobQueue } from '../../libs/outbox/src/job-queue';
+import { installJobQueue } from '../../libs/jobs/src/job-queue';
 import { MIGRATIONS } from '../../migrations';
 import { freePort } from './api-process';
 

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import type { MigrationInterface } from 'typeorm';
 // Direct file imports: the global setup runs outside Jest's module mapper (no @ledgerkey aliases).
 import { createDataSource, quoteIdentifier, runMigrations } from '../../libs/database/src';
-import { installJobQueue } from '../../libs/outbox/src/job-queue';
+import { installJobQueue } from '../../libs/jobs/src/job-queue';
 import { MIGRATIONS } from '../../migrations';
 
 export interface MigratedDatabaseOptions {

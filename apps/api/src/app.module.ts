@@ -1,8 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
-import { IdempotencyModule } from '@ledgerkey/idempotency';
+import { IdempotencyModule, IdempotencyPurgeModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
+import { JobsModule } from '@ledgerkey/jobs';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PurchasingModule } from '@ledgerkey/purchasing';
@@ -12,7 +13,6 @@ import { WebhooksModule } from '@ledgerkey/webhooks';
 import type { Request } from 'express';
 import { ClsModule, ClsService } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
-import { JobRunnerModule } from '../../worker/src/job-runner.module';
 import { webhookOptionsOf } from '../../worker/src/worker-config';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
@@ -69,8 +69,9 @@ export class AppModule {
         InvoicingModule,
         PurchasingModule,
         WebhooksModule.forRoot(webhookOptionsOf(config)),
-        // Idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
-        JobRunnerModule,
+        // The job runner: idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
+        JobsModule,
+        IdempotencyPurgeModule,
         IdempotencyModule.forRootAsync({
           imports: [MetricsModule],
           inject: [IdempotencyMetrics, ClsService, SecretBox],

@@ -5,7 +5,7 @@ import {
   type EmbeddedPostgresHandle,
 } from '@ledgerkey/database';
 import type { Logger } from '@nestjs/common';
-import { installJobQueue } from '@ledgerkey/outbox';
+import { installJobQueue } from '@ledgerkey/jobs';
 import { MIGRATIONS } from '../../../migrations';
 import type { AppConfig } from './config';
 

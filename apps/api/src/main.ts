@@ -6,7 +6,7 @@ import { createApp, logLevels } from './create-app';
 import { prepareDatabase } from './database-bootstrap';
 import { ensureDemoCompany } from './demo-company';
 import { closeHttpServer, stopOnSignals } from './shutdown';
-import { JobRunner } from '../../worker/src/job-runner';
+import { JobRunner } from '@ledgerkey/jobs';
 import { jobRunnerOptionsOf } from '../../worker/src/worker-config';
 
 async function main(): Promise<void> {

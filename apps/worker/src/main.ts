@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig, type AppConfig } from '../../api/src/config';
 import { prepareDatabase } from '../../api/src/database-bootstrap';
 import { stopOnSignals } from '../../api/src/shutdown';
-import { JobRunner } from './job-runner';
+import { JobRunner } from '@ledgerkey/jobs';
 import { jobRunnerOptionsOf } from './worker-config';
 import { WorkerModule } from './worker.module';
 

@@ -1,6 +1,6 @@
 import type { WebhookOptions } from '@ledgerkey/webhooks';
 import type { AppConfig } from '../../api/src/config';
-import type { JobRunnerOptions } from './job-runner';
+import type { JobRunnerOptions } from '@ledgerkey/jobs';
 
 /**
  * The worker reads the same configuration as the API (one set of variables per deployment),
@@ -12,6 +12,7 @@ export function webhookOptionsOf(config: AppConfig): WebhookOptions {
     retryScheduleSeconds: config.webhookRetryScheduleSeconds,
     timeoutMs: config.webhookTimeoutMs,
     leaseMs: config.webhookLeaseMs,
+    sweepIntervalMs: config.webhookSweepIntervalMs,
   };
 }
 
@@ -19,6 +20,5 @@ export function jobRunnerOptionsOf(config: AppConfig, databaseUrl: string): JobR
   return {
     connectionString: databaseUrl,
     concurrency: config.workerConcurrency,
-    sweepIntervalMs: config.webhookSweepIntervalMs,
   };
 }

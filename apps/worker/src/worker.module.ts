@@ -1,15 +1,16 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
+import { IdempotencyPurgeModule } from '@ledgerkey/idempotency';
+import { JobsModule } from '@ledgerkey/jobs';
 import { SecretsModule } from '@ledgerkey/secrets';
 import { WebhooksModule } from '@ledgerkey/webhooks';
 import { ClsModule } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
 import { type AppConfig, secretsOptionsOf } from '../../api/src/config';
 import type { DatabaseHandle } from '../../api/src/database-bootstrap';
-import { JobRunnerModule } from './job-runner.module';
 import { webhookOptionsOf } from './worker-config';
 
-/** The standalone worker: database, transactions, secrets, webhook delivery and the job runner; no HTTP. */
+/** The standalone worker: database, transactions, secrets, the job runner and the tasks of webhooks and idempotency; no HTTP. */
 @Module({})
 export class WorkerModule {
   static forRoot(config: AppConfig, database: DatabaseHandle): DynamicModule {
@@ -27,7 +28,8 @@ export class WorkerModule {
         // The same key as the API's (SECRETS_KEY, or the shared DATA_DIR): deliveries open the secrets it sealed.
         SecretsModule.forRoot(secretsOptionsOf(config)),
         WebhooksModule.forRoot(webhookOptionsOf(config)),
-        JobRunnerModule,
+        JobsModule,
+        IdempotencyPurgeModule,
       ],
     };
   }

@@ -1,5 +1,4 @@
 export { WebhooksModule } from './webhooks.module';
-export { WebhookTask } from './webhook-options';
 export type { WebhookOptions } from './webhook-options';
 export { CreateWebhookEndpointHandler } from './create-webhook-endpoint/create-webhook-endpoint.handler';
 export { CreateWebhookEndpointDto, ALL_EVENTS } from './create-webhook-endpoint/create-webhook-endpoint.dto';
@@ -17,4 +16,10 @@ export { DeliverWebhookHandler } from './deliver-webhook/deliver-webhook.handler
 export type { DeliveryRun } from './deliver-webhook/deliver-webhook.handler';
 export { SweepWebhookLeasesHandler } from './sweep-webhook-leases/sweep-webhook-leases.handler';
 export { maxAttemptsOf, retryDelayMs } from './deliver-webhook/retry-schedule';
+export {
+  countDeliveryAttempts,
+  DELIVERY_ATTEMPT_RESULTS,
+  readDeliveryBacklog,
+} from './deliveries/delivery-statistics';
+export type { DeliveryAttemptResult, DeliveryBacklog } from './deliveries/delivery-statistics';
 export { WebhookEndpointNotFoundError, WebhookUrlForbiddenError } from './webhooks.errors';
