@@ -58,6 +58,9 @@ export type { IdempotencyObserver, IdempotencyOutcome } from './idempotency.obse
 export { purgeExpiredIdempotencyRecords } from './purge-expired-idempotency-records';
 export type { PurgeOptions } from './purge-expired-idempotency-records';
 export { IdempotencyPurgeModule } from './idempotency-purge.module';
+// Configuration
+export { parseIdempotencyConfig } from './idempotency-config';
+export type { IdempotencyConfig } from './idempotency-config';
 // The Nest adapter
 export { IdempotencyModule } from './idempotency.module';
 export { Idempotent, IdempotentBody } from './idempotent.decorator';

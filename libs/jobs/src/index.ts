@@ -15,3 +15,5 @@ export type { JobRegistration } from './job-registry';
 export { JobRunner } from './job-runner';
 export type { JobRunnerOptions } from './job-runner';
 export { JobsModule } from './jobs.module';
+export { parseJobsConfig } from './jobs-config';
+export type { JobsConfig } from './jobs-config';

@@ -1,5 +1,6 @@
 export { WebhooksModule } from './webhooks.module';
 export type { WebhookOptions } from './webhook-options';
+export { parseWebhookConfig } from './webhook-config';
 export { CreateWebhookEndpointHandler } from './create-webhook-endpoint/create-webhook-endpoint.handler';
 export { CreateWebhookEndpointDto, ALL_EVENTS } from './create-webhook-endpoint/create-webhook-endpoint.dto';
 export { DisableWebhookEndpointHandler } from './disable-webhook-endpoint/disable-webhook-endpoint.handler';
