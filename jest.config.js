@@ -25,7 +25,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: __dirname,
-      roots: ['<rootDir>/libs', '<rootDir>/apps'],
+      roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test/architecture'],
       testRegex: '\\.spec\\.ts$',
       moduleFileExtensions: ['ts', 'js', 'json'],
       moduleNameMapper,
