@@ -62,6 +62,12 @@ const { DeliverWebhook, FanOutEvent } = JobTasks;
  * new job is made (the lease, not the job, decides who attempts).
  */
 const ENQUEUE_DELIVERY = enqueueJobSql(DeliverWebhook, { deliveryId: 'id' }, { jobKeyMode: 'replace' });
+/** Queues the next attempt of the delivery `id` for its `next_attempt_at`. */
+const ENQUEUE_NEXT_ATTEMPT = enqueueJobSql(
+  DeliverWebhook,
+  { deliveryId: 'id' },
+  { runAt: 'next_attempt_at', jobKeyMode: 'replace' },
+);
 
 /**
  * Webhook deliveries and their attempts: the worker's side. Deliveries are owned through a
@@ -199,7 +205,7 @@ export class WebhookDeliveriesRepository {
           RETURNING id, status, next_attempt_at
        )
        SELECT id, CASE WHEN status = 'pending' THEN
-                    (${enqueueJobSql(DeliverWebhook, { deliveryId: 'id' }, { runAt: 'next_attempt_at', jobKeyMode: 'replace' })}).id
+                    (${ENQUEUE_NEXT_ATTEMPT}).id
                   END AS job_id
          FROM released`,
       [
