@@ -1,4 +1,4 @@
-import { canonicalNumeric } from './decimal';
+import { canonicalNumeric } from '@ledgerkey/money';
 
 /**
  * Lines of a priced document (invoice, credit note, purchase invoice) as stored and as the API

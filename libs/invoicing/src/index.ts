@@ -20,17 +20,12 @@ export {
   InvoiceNotFoundError,
   OrderAlreadyInvoicedError,
 } from './invoicing.errors';
-export { AmountOutOfRangeError, computeDocumentTotals } from './vat';
 export { CREDIT_NOTE_SERIES, formatDocumentNumber } from './numbering/document-number';
 export type { DocumentType } from './numbering/document-number';
 export { InvoicesRepository } from './invoices/invoices.repository';
 export type { LockedInvoice } from './invoices/invoices.repository';
 export { DocumentSequenceRepository } from './numbering/document-sequence.repository';
-export { IsDecimalString } from './decimal-string.validator';
 export { IsCalendarDate, isCalendarDate, todayUtc } from './calendar-date.validator';
-export { canonicalNumeric, formatDecimal, normalizeDecimal, parseDecimal } from './decimal';
-export { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from './vat';
-export type { DocumentTotals, PricedLine, VatBreakdownRow } from './vat';
 export { MAX_INVOICE_LINES, MAX_PARTY_NAME_LENGTH } from './issue-invoice/issue-invoice.dto';
 export { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
 export { IssueCreditNoteDto, CREDIT_NOTE_REASONS } from './issue-credit-note/issue-credit-note.dto';

@@ -1,5 +1,5 @@
 import { CreditExceedsInvoiceError, CreditNoteEmptyError } from '../invoicing.errors';
-import { computeDocumentTotals, type PricedLine, type VatBreakdownRow } from '../vat';
+import { computeDocumentTotals, type PricedLine, type VatBreakdownRow } from '@ledgerkey/money';
 
 export interface CreditedAtRate {
   net: number;

@@ -17,11 +17,15 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { CodePointLength } from '@ledgerkey/database';
-import { IsMoneyCurrency } from '@ledgerkey/money';
+import {
+  IsDecimalString,
+  IsMoneyCurrency,
+  MAX_QUANTITY_SCALE,
+  MAX_UNIT_PRICE,
+  MAX_VAT_RATE_SCALE,
+} from '@ledgerkey/money';
 import { IsCalendarDate } from '../calendar-date.validator';
-import { IsDecimalString } from '../decimal-string.validator';
 import { CREDIT_NOTE_SERIES } from '../numbering/document-number';
-import { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from '../vat';
 
 export const DEFAULT_INVOICE_SERIES = 'INV';
 export const MAX_INVOICE_LINES = 500;

@@ -3,13 +3,13 @@ import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
 import { EventsRepository } from '@ledgerkey/outbox';
 import { JournalRepository, salesInvoicePosting } from '@ledgerkey/ledger';
+import { computeDocumentTotals } from '@ledgerkey/money';
 import { todayUtc } from '../calendar-date.validator';
 import { DueDateBeforeIssueDateError, OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { InvoicesRepository } from '../invoices/invoices.repository';
 import { formatDocumentNumber } from '../numbering/document-number';
 import { DocumentSequenceRepository } from '../numbering/document-sequence.repository';
-import { computeDocumentTotals } from '../vat';
 import { type CompanyDefaults, type IssueInvoiceDto, toIssueInvoiceCommand } from './issue-invoice.dto';
 
 @Injectable()

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
 import { EventsRepository } from '@ledgerkey/outbox';
 import { JournalRepository, settlementPosting } from '@ledgerkey/ledger';
+import { AmountOutOfRangeError } from '@ledgerkey/money';
 import {
   AllocationExceedsOutstandingError,
   InvoiceNotFoundError,
@@ -11,7 +12,6 @@ import {
 import { InvoicesRepository, type LockedInvoice } from '../invoices/invoices.repository';
 import type { SettlementView } from '../settlements/settlement.view';
 import { SettlementsRepository } from '../settlements/settlements.repository';
-import { AmountOutOfRangeError } from '../vat';
 import {
   type RecordSettlementCommand,
   type RecordSettlementDto,
