@@ -1,32 +1,15 @@
 export { InvoicingModule } from './invoicing.module';
 export { IssueInvoiceHandler } from './issue-invoice/issue-invoice.handler';
-export {
-  IssueInvoiceDto,
-  InvoiceLineDto,
-  PartyDto,
-  toIssueInvoiceCommand,
-} from './issue-invoice/issue-invoice.dto';
+export { IssueInvoiceDto, toIssueInvoiceCommand } from './issue-invoice/issue-invoice.dto';
 export type { CompanyDefaults, IssueInvoiceCommand } from './issue-invoice/issue-invoice.dto';
 export { InvoiceQueries } from './invoices/invoice-queries';
-export {
-  InvoiceView,
-  InvoiceListView,
-  InvoiceLineView,
-  VatBreakdownView,
-  PartyView,
-} from './invoices/invoice.view';
-export {
-  DueDateBeforeIssueDateError,
-  InvoiceNotFoundError,
-  OrderAlreadyInvoicedError,
-} from './invoicing.errors';
+export { InvoiceView, InvoiceListView } from './invoices/invoice.view';
+export { InvoiceNotFoundError, OrderAlreadyInvoicedError } from './invoicing.errors';
 export { CREDIT_NOTE_SERIES, formatDocumentNumber } from './numbering/document-number';
 export type { DocumentType } from './numbering/document-number';
 export { InvoicesRepository } from './invoices/invoices.repository';
 export type { LockedInvoice } from './invoices/invoices.repository';
 export { DocumentSequenceRepository } from './numbering/document-sequence.repository';
-export { IsCalendarDate, isCalendarDate, todayUtc } from './calendar-date.validator';
-export { MAX_INVOICE_LINES, MAX_PARTY_NAME_LENGTH } from './issue-invoice/issue-invoice.dto';
 export { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
 export { IssueCreditNoteDto, CREDIT_NOTE_REASONS } from './issue-credit-note/issue-credit-note.dto';
 export { computeCredit } from './issue-credit-note/credit-limits';
@@ -51,6 +34,3 @@ export {
   PayoutAlreadySettledError,
   SettlementNotFoundError,
 } from './invoicing.errors';
-export { IsDateTime, normalizeDateTime } from './date-time.validator';
-export { linesAggregateSql, linesUnnestSql, lineParameters, toLineViews } from './document-lines';
-export type { DocumentLine, StoredLine } from './document-lines';

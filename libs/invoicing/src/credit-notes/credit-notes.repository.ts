@@ -9,16 +9,16 @@ import {
   pageOf,
 } from '@ledgerkey/database';
 import {
-  linesAggregateSql,
-  linesUnnestSql,
+  insertLinesSql,
   lineParameters,
-  toLineViews,
-  type StoredLine,
-} from '../document-lines';
+  linesAggregateSql,
+  type StoredAmounts,
+  storedAmountsOf,
+} from '@ledgerkey/documents';
 import type { CreditedAtRate } from '../issue-credit-note/credit-limits';
 import type { CreditNoteView } from './credit-note.view';
 
-interface CreditNoteRow {
+interface CreditNoteRow extends StoredAmounts {
   id: string;
   number: string;
   series: string;
@@ -28,12 +28,7 @@ interface CreditNoteRow {
   reason: CreditNoteView['reason'];
   memo: string | null;
   currency: string;
-  vat_breakdown: CreditNoteView['vatBreakdown'];
-  net_total: string;
-  vat_total: string;
-  gross_total: string;
   created_at: Date;
-  lines: StoredLine[];
 }
 
 const SELECT_CREDIT_NOTE = `
@@ -54,15 +49,7 @@ function toView(row: CreditNoteRow): CreditNoteView {
     reason: row.reason,
     memo: row.memo,
     currency: row.currency,
-    lines: toLineViews(row.lines),
-    vatBreakdown: row.vat_breakdown.map((vat) => ({
-      vatRate: vat.vatRate,
-      netAmount: vat.netAmount,
-      vatAmount: vat.vatAmount,
-    })),
-    netTotal: Number(row.net_total),
-    vatTotal: Number(row.vat_total),
-    grossTotal: Number(row.gross_total),
+    ...storedAmountsOf(row),
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -102,11 +89,7 @@ export class CreditNotesRepository {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
          RETURNING id
        )
-       INSERT INTO credit_note_lines (credit_note_id, company_id, position, description, quantity,
-                                      unit_price, vat_rate, net_amount)
-       SELECT note.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate, l.net_amount
-         FROM note,
-              ${linesUnnestSql(15)}`,
+       ${insertLinesSql('credit_note_lines', 'credit_note_id', 'note', 15)}`,
       [
         note.id,
         companyId,

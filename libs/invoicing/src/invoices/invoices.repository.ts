@@ -9,15 +9,16 @@ import {
   pageOf,
 } from '@ledgerkey/database';
 import {
-  linesAggregateSql,
-  linesUnnestSql,
+  insertLinesSql,
   lineParameters,
-  toLineViews,
-  type StoredLine,
-} from '../document-lines';
+  linesAggregateSql,
+  partyOf,
+  type StoredAmounts,
+  storedAmountsOf,
+} from '@ledgerkey/documents';
 import type { InvoiceView } from './invoice.view';
 
-interface InvoiceRow {
+interface InvoiceRow extends StoredAmounts {
   id: string;
   number: string;
   series: string;
@@ -29,14 +30,9 @@ interface InvoiceRow {
   due_date: string | null;
   customer: InvoiceView['customer'];
   notes: string | null;
-  vat_breakdown: InvoiceView['vatBreakdown'];
-  net_total: string;
-  vat_total: string;
-  gross_total: string;
   credited_total: string;
   paid_total: string;
   created_at: Date;
-  lines: StoredLine[];
 }
 
 const SELECT_INVOICE = `
@@ -81,22 +77,9 @@ function toView(row: InvoiceRow): InvoiceView {
     currency: row.currency,
     issueDate: row.issue_date,
     dueDate: row.due_date,
-    customer: {
-      name: row.customer.name,
-      vatId: row.customer.vatId,
-      countryCode: row.customer.countryCode,
-      address: row.customer.address,
-      email: row.customer.email,
-    },
-    lines: toLineViews(row.lines),
-    vatBreakdown: row.vat_breakdown.map((vat) => ({
-      vatRate: vat.vatRate,
-      netAmount: vat.netAmount,
-      vatAmount: vat.vatAmount,
-    })),
-    netTotal: Number(row.net_total),
-    vatTotal: Number(row.vat_total),
-    grossTotal: Number(row.gross_total),
+    // Rebuilt member by member: jsonb does not keep key order, the API does.
+    customer: partyOf(row.customer),
+    ...storedAmountsOf(row),
     creditedTotal: Number(row.credited_total),
     paidTotal: Number(row.paid_total),
     notes: row.notes,
@@ -130,12 +113,7 @@ export class InvoicesRepository {
          ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
          RETURNING id
        ), lines AS (
-         INSERT INTO invoice_lines (invoice_id, company_id, position, description, quantity,
-                                    unit_price, vat_rate, net_amount)
-         SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
-                l.net_amount
-           FROM invoice,
-                ${linesUnnestSql(17)}
+         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 17)}
        )
        SELECT count(*)::int AS inserted FROM invoice`,
       [

@@ -49,18 +49,7 @@ export class IssueCreditNoteHandler {
       reason: dto.reason,
       memo: dto.memo ?? null,
       currency: invoice.currency,
-      lines: credit.lines.map((line, index) => ({
-        position: index + 1,
-        description: line.description,
-        quantity: line.quantity,
-        unitPrice: line.unitPrice,
-        vatRate: line.vatRate,
-        netAmount: line.netAmount,
-      })),
-      vatBreakdown: credit.vatBreakdown,
-      netTotal: credit.netTotal,
-      vatTotal: credit.vatTotal,
-      grossTotal: credit.grossTotal,
+      ...credit,
       createdAt: now.toISOString(),
     };
     await this.creditNotes.insert(companyId, note);

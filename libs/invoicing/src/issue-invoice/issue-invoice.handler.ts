@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
+import { DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
 import { EventsRepository } from '@ledgerkey/outbox';
 import { JournalRepository, salesInvoicePosting } from '@ledgerkey/ledger';
-import { computeDocumentTotals } from '@ledgerkey/money';
-import { todayUtc } from '../calendar-date.validator';
-import { DueDateBeforeIssueDateError, OrderAlreadyInvoicedError } from '../invoicing.errors';
+import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { InvoicesRepository } from '../invoices/invoices.repository';
 import { formatDocumentNumber } from '../numbering/document-number';
@@ -31,11 +30,9 @@ export class IssueInvoiceHandler {
   @Transactional()
   async execute(company: CompanyDefaults, dto: IssueInvoiceDto, now = new Date()): Promise<InvoiceView> {
     const command = toIssueInvoiceCommand(dto, company);
-    const totals = computeDocumentTotals(command.lines);
+    const amounts = priceLines(command.lines);
     const issueDate = command.issueDate ?? todayUtc(now);
-    if (command.dueDate !== null && command.dueDate < issueDate) {
-      throw new DueDateBeforeIssueDateError(issueDate, command.dueDate);
-    }
+    DueDateBeforeIssueDateError.assertNotBefore(issueDate, command.dueDate);
     // Cheap early answer for the common case; the unique index decides races below.
     if (command.orderId !== null) await this.assertOrderNotInvoiced(company.id, command.orderId);
 
@@ -54,15 +51,7 @@ export class IssueInvoiceHandler {
       issueDate,
       dueDate: command.dueDate,
       customer: command.customer,
-      lines: command.lines.map((line, index) => ({
-        position: index + 1,
-        ...line,
-        netAmount: totals.lineNetAmounts[index],
-      })),
-      vatBreakdown: totals.vatBreakdown,
-      netTotal: totals.netTotal,
-      vatTotal: totals.vatTotal,
-      grossTotal: totals.grossTotal,
+      ...amounts,
       creditedTotal: 0,
       paidTotal: 0,
       notes: command.notes,
@@ -79,7 +68,7 @@ export class IssueInvoiceHandler {
       sourceId: invoice.id,
       memo: `Invoice ${invoice.number}`,
       postedAt: now,
-      lines: salesInvoicePosting(totals),
+      lines: salesInvoicePosting(amounts),
     });
     await this.events.append(company.id, 'invoice.created', invoice);
     return invoice;

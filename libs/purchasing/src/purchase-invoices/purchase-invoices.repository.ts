@@ -9,16 +9,17 @@ import {
   pageOf,
 } from '@ledgerkey/database';
 import {
-  linesAggregateSql,
-  linesUnnestSql,
+  insertLinesSql,
   lineParameters,
-  toLineViews,
-  type StoredLine,
-} from '@ledgerkey/invoicing';
+  linesAggregateSql,
+  partyOf,
+  type StoredAmounts,
+  storedAmountsOf,
+} from '@ledgerkey/documents';
 import type { SupplierDocument } from '../supplier-key';
 import type { PurchaseInvoiceView } from './purchase-invoice.view';
 
-interface PurchaseInvoiceRow {
+interface PurchaseInvoiceRow extends StoredAmounts {
   id: string;
   document_number: string;
   supplier: PurchaseInvoiceView['supplier'];
@@ -26,12 +27,7 @@ interface PurchaseInvoiceRow {
   issue_date: string;
   due_date: string | null;
   notes: string | null;
-  vat_breakdown: PurchaseInvoiceView['vatBreakdown'];
-  net_total: string;
-  vat_total: string;
-  gross_total: string;
   created_at: Date;
-  lines: StoredLine[];
 }
 
 const SELECT_PURCHASE_INVOICE = `
@@ -48,25 +44,11 @@ function toView(row: PurchaseInvoiceRow): PurchaseInvoiceView {
     id: row.id,
     object: 'purchase_invoice',
     documentNumber: row.document_number,
-    supplier: {
-      name: row.supplier.name,
-      vatId: row.supplier.vatId,
-      countryCode: row.supplier.countryCode,
-      address: row.supplier.address,
-      email: row.supplier.email,
-    },
+    supplier: partyOf(row.supplier),
     currency: row.currency,
     issueDate: row.issue_date,
     dueDate: row.due_date,
-    lines: toLineViews(row.lines),
-    vatBreakdown: row.vat_breakdown.map((vat) => ({
-      vatRate: vat.vatRate,
-      netAmount: vat.netAmount,
-      vatAmount: vat.vatAmount,
-    })),
-    netTotal: Number(row.net_total),
-    vatTotal: Number(row.vat_total),
-    grossTotal: Number(row.gross_total),
+    ...storedAmountsOf(row),
     notes: row.notes,
     createdAt: row.created_at.toISOString(),
   };
@@ -105,7 +87,6 @@ export class PurchaseInvoicesRepository {
   @Transactional(Propagation.Mandatory)
   async insert(companyId: string, document: SupplierDocument, invoice: PurchaseInvoiceView): Promise<void> {
     await this.txHost.tx.query(
-      // The lines hang off the document's RETURNING: no lines without their document.
       `WITH invoice AS (
          INSERT INTO purchase_invoices (id, company_id, supplier, supplier_key, supplier_vat_id,
                                         supplier_name_key, document_number, document_key, currency,
@@ -114,12 +95,7 @@ export class PurchaseInvoicesRepository {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          RETURNING id
        )
-       INSERT INTO purchase_invoice_lines (purchase_invoice_id, company_id, position, description,
-                                           quantity, unit_price, vat_rate, net_amount)
-       SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
-              l.net_amount
-         FROM invoice,
-              ${linesUnnestSql(18)}`,
+       ${insertLinesSql('purchase_invoice_lines', 'purchase_invoice_id', 'invoice', 18)}`,
       [
         invoice.id,
         companyId,

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
 import { EventsRepository } from '@ledgerkey/outbox';
-import { DueDateBeforeIssueDateError } from '@ledgerkey/invoicing';
+import { DueDateBeforeIssueDateError, priceLines } from '@ledgerkey/documents';
 import { JournalRepository, purchaseInvoicePosting } from '@ledgerkey/ledger';
-import { computeDocumentTotals } from '@ledgerkey/money';
 import type { PurchaseInvoiceView } from '../purchase-invoices/purchase-invoice.view';
 import { PurchaseInvoicesRepository } from '../purchase-invoices/purchase-invoices.repository';
 import { PurchaseInvoiceDuplicateError } from '../purchasing.errors';
@@ -39,10 +38,8 @@ export class RecordPurchaseInvoiceHandler {
     now = new Date(),
   ): Promise<PurchaseInvoiceView> {
     const command = toRecordPurchaseInvoiceCommand(dto, company);
-    const totals = computeDocumentTotals(command.lines);
-    if (command.dueDate !== null && command.dueDate < command.issueDate) {
-      throw new DueDateBeforeIssueDateError(command.issueDate, command.dueDate);
-    }
+    const amounts = priceLines(command.lines);
+    DueDateBeforeIssueDateError.assertNotBefore(command.issueDate, command.dueDate);
     const document = supplierDocumentOf(command.supplier, command.documentNumber);
     // From here to COMMIT this transaction holds the (company, document number) lock: a
     // concurrent upload of the same number waits for it and then finds this document.
@@ -57,15 +54,7 @@ export class RecordPurchaseInvoiceHandler {
       currency: command.currency,
       issueDate: command.issueDate,
       dueDate: command.dueDate,
-      lines: command.lines.map((line, index) => ({
-        position: index + 1,
-        ...line,
-        netAmount: totals.lineNetAmounts[index],
-      })),
-      vatBreakdown: totals.vatBreakdown,
-      netTotal: totals.netTotal,
-      vatTotal: totals.vatTotal,
-      grossTotal: totals.grossTotal,
+      ...amounts,
       notes: command.notes,
       createdAt: now.toISOString(),
     };
@@ -77,7 +66,7 @@ export class RecordPurchaseInvoiceHandler {
       sourceId: invoice.id,
       memo: `Purchase invoice ${invoice.documentNumber} from ${invoice.supplier.name}`,
       postedAt: now,
-      lines: purchaseInvoicePosting(totals),
+      lines: purchaseInvoicePosting(amounts),
     });
     await this.events.append(company.id, 'purchase_invoice.created', invoice);
     return invoice;
