@@ -29,8 +29,6 @@ import { SettlementsRepository } from './settlements/settlements.repository';
   exports: [
     IssueInvoiceHandler,
     InvoiceQueries,
-    InvoicesRepository,
-    DocumentSequenceRepository,
     IssueCreditNoteHandler,
     CreditNoteQueries,
     RecordSettlementHandler,

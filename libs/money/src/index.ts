@@ -1,4 +1,4 @@
-export { IsMoneyCurrency, isMoneyCurrency } from './currency';
+export { IsMoneyCurrency } from './currency';
 export { canonicalNumeric } from './decimal';
 export { IsDecimalString } from './decimal-string.validator';
 export {
@@ -8,4 +8,4 @@ export {
   MAX_UNIT_PRICE,
   MAX_VAT_RATE_SCALE,
 } from './vat';
-export type { DocumentTotals, PricedLine, VatBreakdownRow } from './vat';
+export type { VatBreakdownRow } from './vat';
