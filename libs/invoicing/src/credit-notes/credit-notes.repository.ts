@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Page,
   Propagation,
+  TenantReader,
+  type TenantReadModel,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
 } from '@ledgerkey/database';
 import {
   insertLinesSql,
@@ -54,13 +54,23 @@ function toView(row: CreditNoteRow): CreditNoteView {
   };
 }
 
-/** Credit notes of one company. Every method takes the company id first. */
-/** Keyset order of the list; ends in a unique column. */
-const CREDIT_NOTES_ORDER = ['series', 'sequence'];
+/** Keyset order of the list ends in a unique column. */
+const CREDIT_NOTES: TenantReadModel<CreditNoteRow, CreditNoteView> = {
+  table: 'credit_notes',
+  alias: 'c',
+  select: SELECT_CREDIT_NOTE,
+  orderKeys: ['series', 'sequence'],
+  toView,
+};
 
+/** Credit notes of one company. Every method takes the company id first. */
 @Injectable()
 export class CreditNotesRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  private readonly reader: TenantReader<CreditNoteRow, CreditNoteView>;
+
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {
+    this.reader = new TenantReader(txHost, CREDIT_NOTES);
+  }
 
   /**
    * Net and VAT already credited on an invoice, per canonical VAT rate. Callers hold the
@@ -110,28 +120,12 @@ export class CreditNotesRepository {
     );
   }
 
-  async findById(companyId: string, creditNoteId: string): Promise<CreditNoteView | null> {
-    const rows = await this.txHost.tx.query<CreditNoteRow[]>(
-      `${SELECT_CREDIT_NOTE} WHERE c.company_id = $1 AND c.id = $2`,
-      [companyId, creditNoteId],
-    );
-    return rows[0] ? toView(rows[0]) : null;
+  findById(companyId: string, creditNoteId: string): Promise<CreditNoteView | null> {
+    return this.reader.findById(companyId, creditNoteId);
   }
 
-  /** A page in number order, after the credit note `startingAfter` of this company. */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: CreditNoteView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<CreditNoteRow[]>(
-      `${SELECT_CREDIT_NOTE}
-        WHERE c.company_id = $1
-          AND ${afterCursorSql('credit_notes', 'c', CREDIT_NOTES_ORDER, 2)}
-        ${orderBySql('c', CREDIT_NOTES_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
+  /** A page in number order. */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<CreditNoteView>> {
+    return this.reader.list(companyId, limit, startingAfter);
   }
 }

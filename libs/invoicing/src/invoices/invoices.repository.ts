@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Page,
   Propagation,
+  TenantReader,
+  type TenantReadModel,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
 } from '@ledgerkey/database';
 import {
   insertLinesSql,
@@ -87,13 +87,23 @@ function toView(row: InvoiceRow): InvoiceView {
   };
 }
 
-/** Invoices of one company. Every method takes the company id first: no cross-tenant reads. */
-/** Keyset order of the list; ends in a unique column. */
-const INVOICES_ORDER = ['series', 'sequence'];
+/** Keyset order of the list ends in a unique column. */
+const INVOICES: TenantReadModel<InvoiceRow, InvoiceView> = {
+  table: 'invoices',
+  alias: 'i',
+  select: SELECT_INVOICE,
+  orderKeys: ['series', 'sequence'],
+  toView,
+};
 
+/** Invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class InvoicesRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  private readonly reader: TenantReader<InvoiceRow, InvoiceView>;
+
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {
+    this.reader = new TenantReader(txHost, INVOICES);
+  }
 
   /**
    * Inserts an issued invoice and its lines in one statement.
@@ -139,12 +149,8 @@ export class InvoicesRepository {
     return rows[0].inserted === 1;
   }
 
-  async findById(companyId: string, invoiceId: string): Promise<InvoiceView | null> {
-    const rows = await this.txHost.tx.query<InvoiceRow[]>(
-      `${SELECT_INVOICE} WHERE i.company_id = $1 AND i.id = $2`,
-      [companyId, invoiceId],
-    );
-    return rows[0] ? toView(rows[0]) : null;
+  findById(companyId: string, invoiceId: string): Promise<InvoiceView | null> {
+    return this.reader.findById(companyId, invoiceId);
   }
 
   /**
@@ -197,23 +203,8 @@ export class InvoicesRepository {
     return rows[0]?.id ?? null;
   }
 
-  /**
-   * A page ordered by (series, sequence), after the invoice `startingAfter` of this company.
-   * An unknown cursor id yields an empty page rather than restarting from the beginning.
-   */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: InvoiceView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<InvoiceRow[]>(
-      `${SELECT_INVOICE}
-        WHERE i.company_id = $1
-          AND ${afterCursorSql('invoices', 'i', INVOICES_ORDER, 2)}
-        ${orderBySql('i', INVOICES_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
+  /** A page in (series, sequence) order. */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<InvoiceView>> {
+    return this.reader.list(companyId, limit, startingAfter);
   }
 }

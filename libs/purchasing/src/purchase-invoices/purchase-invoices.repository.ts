@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Page,
   Propagation,
+  TenantReader,
+  type TenantReadModel,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
 } from '@ledgerkey/database';
 import {
   insertLinesSql,
@@ -54,13 +54,23 @@ function toView(row: PurchaseInvoiceRow): PurchaseInvoiceView {
   };
 }
 
-/** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
-/** Keyset order of the list; ends in a unique column. */
-const PURCHASE_INVOICES_ORDER = ['created_at', 'id'];
+/** Keyset order of the list ends in a unique column. */
+const PURCHASE_INVOICES: TenantReadModel<PurchaseInvoiceRow, PurchaseInvoiceView> = {
+  table: 'purchase_invoices',
+  alias: 'p',
+  select: SELECT_PURCHASE_INVOICE,
+  orderKeys: ['created_at', 'id'],
+  toView,
+};
 
+/** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class PurchaseInvoicesRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  private readonly reader: TenantReader<PurchaseInvoiceRow, PurchaseInvoiceView>;
+
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {
+    this.reader = new TenantReader(txHost, PURCHASE_INVOICES);
+  }
 
   /**
    * Takes the lock on (company, normalized document number) until the transaction ends, then
@@ -119,34 +129,12 @@ export class PurchaseInvoicesRepository {
     );
   }
 
-  async findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {
-    const rows = await this.txHost.tx.query<PurchaseInvoiceRow[]>(
-      `${SELECT_PURCHASE_INVOICE} WHERE p.company_id = $1 AND p.id = $2`,
-      [companyId, purchaseInvoiceId],
-    );
-    return rows[0] ? toView(rows[0]) : null;
+  findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {
+    return this.reader.findById(companyId, purchaseInvoiceId);
   }
 
-  /**
-   * A page in creation order (ties broken by id), after the purchase invoice `startingAfter`
-   * of this company. An unknown cursor id yields an empty page rather than restarting from the
-   * beginning.
-   */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: PurchaseInvoiceView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<PurchaseInvoiceRow[]>(
-      // Row comparison against the cursor's own (created_at, id): a total order, so pages
-      // never repeat or skip rows that share a timestamp.
-      `${SELECT_PURCHASE_INVOICE}
-        WHERE p.company_id = $1
-          AND ${afterCursorSql('purchase_invoices', 'p', PURCHASE_INVOICES_ORDER, 2)}
-        ${orderBySql('p', PURCHASE_INVOICES_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
+  /** A page in creation order (created_at, then id: rows sharing a timestamp are never repeated or skipped). */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<PurchaseInvoiceView>> {
+    return this.reader.list(companyId, limit, startingAfter);
   }
 }
