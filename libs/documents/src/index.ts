@@ -1,3 +1,5 @@
+export { DocumentsModule } from './documents.module';
+export { DocumentRecorder } from './document-recorder';
 export { PartyDto, MAX_PARTY_NAME_LENGTH, partyOf } from './party.dto';
 export type { Party } from './party.dto';
 export { PartyView } from './party.view';

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
-import { EventsRepository } from '@ledgerkey/outbox';
-import { JournalRepository, salesInvoicePosting } from '@ledgerkey/ledger';
+import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
+import { salesInvoicePosting } from '@ledgerkey/ledger';
 import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { InvoicesRepository } from '../invoices/invoices.repository';
@@ -16,8 +15,7 @@ export class IssueInvoiceHandler {
   constructor(
     private readonly invoices: InvoicesRepository,
     private readonly sequences: DocumentSequenceRepository,
-    private readonly journal: JournalRepository,
-    private readonly events: EventsRepository,
+    private readonly recorder: DocumentRecorder,
   ) {}
 
   /**
@@ -57,21 +55,17 @@ export class IssueInvoiceHandler {
       notes: command.notes,
       createdAt: now.toISOString(),
     };
-    if (!(await this.invoices.insert(company.id, invoice))) {
-      await this.assertOrderNotInvoiced(company.id, command.orderId as string);
-      throw new Error('invoice insert reported a conflict but no invoice holds the order');
-    }
-    await this.journal.post({
-      companyId: company.id,
-      currency: invoice.currency,
-      sourceType: 'invoice',
-      sourceId: invoice.id,
+    return this.recorder.record(company.id, invoice, () => this.insert(company.id, invoice), {
       memo: `Invoice ${invoice.number}`,
-      postedAt: now,
-      lines: salesInvoicePosting(amounts),
+      lines: salesInvoicePosting(invoice),
     });
-    await this.events.append(company.id, 'invoice.created', invoice);
-    return invoice;
+  }
+
+  /** @throws OrderAlreadyInvoicedError when a concurrent invoice took the order first */
+  private async insert(companyId: string, invoice: InvoiceView): Promise<void> {
+    if (await this.invoices.insert(companyId, invoice)) return;
+    await this.assertOrderNotInvoiced(companyId, invoice.orderId as string);
+    throw new Error('invoice insert reported a conflict but no invoice holds the order');
   }
 
   private async assertOrderNotInvoiced(companyId: string, orderId: string): Promise<void> {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { EventsRepository } from '@ledgerkey/outbox';
-import { DueDateBeforeIssueDateError, priceLines } from '@ledgerkey/documents';
-import { JournalRepository, purchaseInvoicePosting } from '@ledgerkey/ledger';
+import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines } from '@ledgerkey/documents';
+import { purchaseInvoicePosting } from '@ledgerkey/ledger';
 import type { PurchaseInvoiceView } from '../purchase-invoices/purchase-invoice.view';
 import { PurchaseInvoicesRepository } from '../purchase-invoices/purchase-invoices.repository';
 import { PurchaseInvoiceDuplicateError } from '../purchasing.errors';
@@ -18,8 +17,7 @@ import {
 export class RecordPurchaseInvoiceHandler {
   constructor(
     private readonly purchaseInvoices: PurchaseInvoicesRepository,
-    private readonly journal: JournalRepository,
-    private readonly events: EventsRepository,
+    private readonly recorder: DocumentRecorder,
   ) {}
 
   /**
@@ -58,17 +56,10 @@ export class RecordPurchaseInvoiceHandler {
       notes: command.notes,
       createdAt: now.toISOString(),
     };
-    await this.purchaseInvoices.insert(company.id, document, invoice);
-    await this.journal.post({
-      companyId: company.id,
-      currency: invoice.currency,
-      sourceType: 'purchase_invoice',
-      sourceId: invoice.id,
+    const insert = () => this.purchaseInvoices.insert(company.id, document, invoice);
+    return this.recorder.record(company.id, invoice, insert, {
       memo: `Purchase invoice ${invoice.documentNumber} from ${invoice.supplier.name}`,
-      postedAt: now,
-      lines: purchaseInvoicePosting(amounts),
+      lines: purchaseInvoicePosting(invoice),
     });
-    await this.events.append(company.id, 'purchase_invoice.created', invoice);
-    return invoice;
   }
 }
