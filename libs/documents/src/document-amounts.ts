@@ -42,6 +42,11 @@ export function numberedLines(lines: ReadonlyArray<LineInput & { netAmount: numb
   }));
 }
 
+/** The parameters for the columns `vat_breakdown, net_total, vat_total, gross_total`, in that order. */
+export function totalsParameters(amounts: DocumentAmounts): unknown[] {
+  return [JSON.stringify(amounts.vatBreakdown), amounts.netTotal, amounts.vatTotal, amounts.grossTotal];
+}
+
 /** The amounts columns of a document row, as a `SELECT` with `linesAggregateSql` returns them. */
 export interface StoredAmounts {
   lines: StoredLine[];

@@ -6,7 +6,7 @@ export { PartyView } from './party.view';
 export { DocumentLines, InvoiceLineDto, lineInputsOf } from './document-line.dto';
 export type { LineInput } from './document-line.dto';
 export { InvoiceLineView, VatBreakdownView } from './document-amounts.view';
-export { numberedLines, priceLines, storedAmountsOf } from './document-amounts';
+export { numberedLines, priceLines, storedAmountsOf, totalsParameters } from './document-amounts';
 export type { DocumentAmounts, StoredAmounts } from './document-amounts';
 export { insertLinesSql, lineParameters, linesAggregateSql } from './document-lines';
 export { IsCalendarDate, todayUtc } from './calendar-date.validator';

@@ -4,7 +4,6 @@ import {
   type Page,
   Propagation,
   TenantReader,
-  type TenantReadModel,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
@@ -51,22 +50,12 @@ function toView(row: EntryRow): JournalEntryView {
   };
 }
 
-/** seq: posting order, unique. */
-const JOURNAL_ENTRIES: TenantReadModel<EntryRow, JournalEntryView> = {
-  table: 'journal_entries',
-  alias: 'e',
-  select: SELECT_ENTRY,
-  orderKeys: ['seq'],
-  toView,
-};
+/** Keyset order seq: posting order, unique. */
+const JOURNAL_ENTRIES = new TenantReader('journal_entries', 'e', SELECT_ENTRY, ['seq'], toView);
 
 @Injectable()
 export class JournalRepository {
-  private readonly entries: TenantReader<EntryRow, JournalEntryView>;
-
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {
-    this.entries = new TenantReader(txHost, JOURNAL_ENTRIES);
-  }
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
   /**
    * Posts an entry. Mandatory transaction: a posting must commit with its document or not at
@@ -109,7 +98,7 @@ export class JournalRepository {
 
   /** Entries in posting order, after the entry `startingAfter` (an entry id of this company). */
   list(companyId: string, limit: number, startingAfter?: string): Promise<Page<JournalEntryView>> {
-    return this.entries.list(companyId, limit, startingAfter);
+    return JOURNAL_ENTRIES.list(this.txHost.tx, companyId, limit, startingAfter);
   }
 
   /**

@@ -3,7 +3,6 @@ import {
   type Page,
   Propagation,
   TenantReader,
-  type TenantReadModel,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
@@ -14,6 +13,7 @@ import {
   linesAggregateSql,
   type StoredAmounts,
   storedAmountsOf,
+  totalsParameters,
 } from '@ledgerkey/documents';
 import type { CreditedAtRate } from '../issue-credit-note/credit-limits';
 import type { CreditNoteView } from './credit-note.view';
@@ -54,22 +54,27 @@ function toView(row: CreditNoteRow): CreditNoteView {
   };
 }
 
-/** Keyset order of the list ends in a unique column. */
-const CREDIT_NOTES: TenantReadModel<CreditNoteRow, CreditNoteView> = {
-  table: 'credit_notes',
-  alias: 'c',
-  select: SELECT_CREDIT_NOTE,
-  orderKeys: ['series', 'sequence'],
+/** Keyset order (series, sequence): number order, unique. */
+const CREDIT_NOTES = new TenantReader(
+  'credit_notes',
+  'c',
+  SELECT_CREDIT_NOTE,
+  ['series', 'sequence'],
   toView,
-};
+);
 
 /** Credit notes of one company. Every method takes the company id first. */
 @Injectable()
 export class CreditNotesRepository {
-  private readonly reader: TenantReader<CreditNoteRow, CreditNoteView>;
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {
-    this.reader = new TenantReader(txHost, CREDIT_NOTES);
+  findById(companyId: string, creditNoteId: string): Promise<CreditNoteView | null> {
+    return CREDIT_NOTES.findById(this.txHost.tx, companyId, creditNoteId);
+  }
+
+  /** A page in number order. */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<CreditNoteView>> {
+    return CREDIT_NOTES.list(this.txHost.tx, companyId, limit, startingAfter);
   }
 
   /**
@@ -110,22 +115,10 @@ export class CreditNotesRepository {
         note.reason,
         note.memo,
         note.currency,
-        JSON.stringify(note.vatBreakdown),
-        note.netTotal,
-        note.vatTotal,
-        note.grossTotal,
+        ...totalsParameters(note),
         note.createdAt,
         ...lineParameters(note.lines),
       ],
     );
-  }
-
-  findById(companyId: string, creditNoteId: string): Promise<CreditNoteView | null> {
-    return this.reader.findById(companyId, creditNoteId);
-  }
-
-  /** A page in number order. */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<CreditNoteView>> {
-    return this.reader.list(companyId, limit, startingAfter);
   }
 }

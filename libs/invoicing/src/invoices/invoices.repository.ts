@@ -3,7 +3,6 @@ import {
   type Page,
   Propagation,
   TenantReader,
-  type TenantReadModel,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
@@ -15,6 +14,7 @@ import {
   partyOf,
   type StoredAmounts,
   storedAmountsOf,
+  totalsParameters,
 } from '@ledgerkey/documents';
 import type { InvoiceView } from './invoice.view';
 
@@ -87,22 +87,21 @@ function toView(row: InvoiceRow): InvoiceView {
   };
 }
 
-/** Keyset order of the list ends in a unique column. */
-const INVOICES: TenantReadModel<InvoiceRow, InvoiceView> = {
-  table: 'invoices',
-  alias: 'i',
-  select: SELECT_INVOICE,
-  orderKeys: ['series', 'sequence'],
-  toView,
-};
+/** Keyset order (series, sequence): gapless numbers, unique per series. */
+const INVOICES = new TenantReader('invoices', 'i', SELECT_INVOICE, ['series', 'sequence'], toView);
 
 /** Invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class InvoicesRepository {
-  private readonly reader: TenantReader<InvoiceRow, InvoiceView>;
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {
-    this.reader = new TenantReader(txHost, INVOICES);
+  findById(companyId: string, invoiceId: string): Promise<InvoiceView | null> {
+    return INVOICES.findById(this.txHost.tx, companyId, invoiceId);
+  }
+
+  /** A page in (series, sequence) order. */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<InvoiceView>> {
+    return INVOICES.list(this.txHost.tx, companyId, limit, startingAfter);
   }
 
   /**
@@ -138,19 +137,12 @@ export class InvoicesRepository {
         invoice.dueDate,
         JSON.stringify(invoice.customer),
         invoice.notes,
-        JSON.stringify(invoice.vatBreakdown),
-        invoice.netTotal,
-        invoice.vatTotal,
-        invoice.grossTotal,
+        ...totalsParameters(invoice),
         invoice.createdAt,
         ...lineParameters(invoice.lines),
       ],
     );
     return rows[0].inserted === 1;
-  }
-
-  findById(companyId: string, invoiceId: string): Promise<InvoiceView | null> {
-    return this.reader.findById(companyId, invoiceId);
   }
 
   /**
@@ -201,10 +193,5 @@ export class InvoicesRepository {
       [companyId, orderId],
     );
     return rows[0]?.id ?? null;
-  }
-
-  /** A page in (series, sequence) order. */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<InvoiceView>> {
-    return this.reader.list(companyId, limit, startingAfter);
   }
 }

@@ -3,7 +3,6 @@ import {
   type Page,
   Propagation,
   TenantReader,
-  type TenantReadModel,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
@@ -54,22 +53,21 @@ function toView(row: SettlementRow): SettlementView {
   };
 }
 
-/** Keyset order of the list ends in a unique column. */
-const SETTLEMENTS: TenantReadModel<SettlementRow, SettlementView> = {
-  table: 'settlements',
-  alias: 's',
-  select: SELECT_SETTLEMENT,
-  orderKeys: ['created_at', 'id'],
-  toView,
-};
+/** Keyset order (created_at, id): id orders settlements created in the same millisecond. */
+const SETTLEMENTS = new TenantReader('settlements', 's', SELECT_SETTLEMENT, ['created_at', 'id'], toView);
 
 /** Settlements of provider payouts, per company. Every method takes the company id first. */
 @Injectable()
 export class SettlementsRepository {
-  private readonly reader: TenantReader<SettlementRow, SettlementView>;
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {
-    this.reader = new TenantReader(txHost, SETTLEMENTS);
+  findById(companyId: string, settlementId: string): Promise<SettlementView | null> {
+    return SETTLEMENTS.findById(this.txHost.tx, companyId, settlementId);
+  }
+
+  /** A page in creation order (created_at, then id to order settlements created in the same millisecond). */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<SettlementView>> {
+    return SETTLEMENTS.list(this.txHost.tx, companyId, limit, startingAfter);
   }
 
   /**
@@ -115,14 +113,5 @@ export class SettlementsRepository {
       [companyId, payoutId],
     );
     return rows[0]?.id ?? null;
-  }
-
-  findById(companyId: string, settlementId: string): Promise<SettlementView | null> {
-    return this.reader.findById(companyId, settlementId);
-  }
-
-  /** A page in creation order (created_at, then id to order settlements created in the same millisecond). */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<SettlementView>> {
-    return this.reader.list(companyId, limit, startingAfter);
   }
 }

@@ -3,7 +3,6 @@ import {
   type Page,
   Propagation,
   TenantReader,
-  type TenantReadModel,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
@@ -15,6 +14,7 @@ import {
   partyOf,
   type StoredAmounts,
   storedAmountsOf,
+  totalsParameters,
 } from '@ledgerkey/documents';
 import type { SupplierDocument } from '../supplier-key';
 import type { PurchaseInvoiceView } from './purchase-invoice.view';
@@ -54,22 +54,27 @@ function toView(row: PurchaseInvoiceRow): PurchaseInvoiceView {
   };
 }
 
-/** Keyset order of the list ends in a unique column. */
-const PURCHASE_INVOICES: TenantReadModel<PurchaseInvoiceRow, PurchaseInvoiceView> = {
-  table: 'purchase_invoices',
-  alias: 'p',
-  select: SELECT_PURCHASE_INVOICE,
-  orderKeys: ['created_at', 'id'],
+/** Keyset order (created_at, id): rows sharing a timestamp are never repeated or skipped. */
+const PURCHASE_INVOICES = new TenantReader(
+  'purchase_invoices',
+  'p',
+  SELECT_PURCHASE_INVOICE,
+  ['created_at', 'id'],
   toView,
-};
+);
 
 /** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class PurchaseInvoicesRepository {
-  private readonly reader: TenantReader<PurchaseInvoiceRow, PurchaseInvoiceView>;
+  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {
-    this.reader = new TenantReader(txHost, PURCHASE_INVOICES);
+  findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {
+    return PURCHASE_INVOICES.findById(this.txHost.tx, companyId, purchaseInvoiceId);
+  }
+
+  /** A page in creation order (created_at, then id: rows sharing a timestamp are never repeated or skipped). */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<PurchaseInvoiceView>> {
+    return PURCHASE_INVOICES.list(this.txHost.tx, companyId, limit, startingAfter);
   }
 
   /**
@@ -119,22 +124,10 @@ export class PurchaseInvoicesRepository {
         invoice.issueDate,
         invoice.dueDate,
         invoice.notes,
-        JSON.stringify(invoice.vatBreakdown),
-        invoice.netTotal,
-        invoice.vatTotal,
-        invoice.grossTotal,
+        ...totalsParameters(invoice),
         invoice.createdAt,
         ...lineParameters(invoice.lines),
       ],
     );
-  }
-
-  findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {
-    return this.reader.findById(companyId, purchaseInvoiceId);
-  }
-
-  /** A page in creation order (created_at, then id: rows sharing a timestamp are never repeated or skipped). */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<PurchaseInvoiceView>> {
-    return this.reader.list(companyId, limit, startingAfter);
   }
 }
