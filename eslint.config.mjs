@@ -30,7 +30,42 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts'],
+    files: ['**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.handler-spec.ts', 'test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  {
+    // The idempotency protocol is framework-free; Nest, Express and SQL live in its adapters.
+    files: [
+      'libs/idempotency/src/idempotency-protocol.ts',
+      'libs/idempotency/src/idempotency-state-machine.ts',
+      'libs/idempotency/src/idempotency-record.ts',
+      'libs/idempotency/src/idempotency-ports.ts',
+      'libs/idempotency/src/idempotency.errors.ts',
+      'libs/idempotency/src/idempotency.observer.ts',
+      'libs/idempotency/src/idempotency-key.ts',
+      'libs/idempotency/src/fingerprint.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '@nestjs/*',
+                '@nestjs-cls/*',
+                'nestjs-cls',
+                'express',
+                'rxjs',
+                'typeorm',
+                'pg',
+                '@ledgerkey/*',
+              ],
+              message: 'The idempotency core is framework-free: put this in an adapter.',
+            },
+          ],
+        },
+      ],
+    },
   },
 );

@@ -6,6 +6,8 @@ import { Webhooks1764800000000 } from './1764800000000-webhooks';
 import { IdempotencyClaim1764900000000 } from './1764900000000-idempotency-claim';
 import { DocumentNamespacesSupplierIdentity1765000000000 } from './1765000000000-document-namespaces-supplier-identity';
 import { TextBounds1765100000000 } from './1765100000000-text-bounds';
+import { EventPositions1765200000000 } from './1765200000000-event-positions';
+import { IdempotencyStates1765300000000 } from './1765300000000-idempotency-states';
 import { SealedSecrets1765400000000 } from './1765400000000-sealed-secrets';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
@@ -17,5 +19,7 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   IdempotencyClaim1764900000000,
   DocumentNamespacesSupplierIdentity1765000000000,
   TextBounds1765100000000,
+  EventPositions1765200000000,
+  IdempotencyStates1765300000000,
   SealedSecrets1765400000000,
 ];

@@ -1,145 +1,689 @@
 /**
- * `npm run bench`: throughput and latency of idempotent invoice creation against a real API
- * process and PostgreSQL, compared with the database's own limit (the same statements through
- * `pg` directly). Prints a table with ratios and writes docs/performance/results.json and
- * docs/performance/chart.svg. Not part of `npm test`.
- *
- * DATABASE_URL: the server to use (a fresh database is created on it); else an embedded one.
- * BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (default 16), BENCH_KEYS (default 1000000).
+ * `npm run bench`: the measurements behind issue 11. Real API processes on a real PostgreSQL,
+ * driven by autocannon; compared with the setup a NestJS team would reach for (Redis plugin),
+ * with the database's own limit (pgbench running the service's statements) and with a bare
+ * node:http server. Prints every case and every goal with PASS/MISS, and writes results.json and
+ * chart.svg (docs/performance/ by default). Not part of `npm test`. docs/performance.md explains
+ * each case; BENCH_* variables are listed in bench-config.ts.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Pool } from 'pg';
 import { createDataSource, runMigrations } from '../../libs/database/src/data-source.factory';
 import { quoteIdentifier, startEmbeddedPostgres } from '../../libs/database/src/embedded-postgres';
 import { installJobQueue } from '../../libs/outbox/src/job-queue';
 import { MIGRATIONS } from '../../migrations';
+import { type BenchConfig, type Group, ROOT, loadBenchConfig } from './bench-config';
+import {
+  ADMIN_TOKEN,
+  type Company,
+  type Figures,
+  createLoad,
+  createsOver,
+  figuresFromLatencies,
+  invoiceBody,
+  newCompany,
+  postCreate,
+  replayKeys,
+  replaysOf,
+  warmUp,
+} from './load';
+import { PGBENCH, pgbenchLoad, pgbenchVersion, prepareScripts } from './pgbench-limit';
+import { type Server, killAll, rssMb, sampleRss, startApi, startServer, stop } from './processes';
+import { BASELINE_SCHEMA } from './redis-baseline/baseline-schema';
+import { deleteKeys, redisCommand, redisVersion } from './redis-probe';
+import { chart, evaluateGoals, printReport } from './report';
+import {
+  type CreateStatements,
+  captureCreateStatements,
+  describeStatements,
+  pgbenchScript,
+  runCreateThroughPg,
+} from './service-statements';
 
-/** Compiled to dist/bench/test/bench/: the repository is four levels up. */
-const ROOT = resolve(__dirname, '../../../..');
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const PREEXISTING_KEYS = Number(process.env.BENCH_KEYS ?? 1_000_000);
-const POOL_SIZE = 10;
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
-const CREATE = '/v1/sales/invoices/create';
+const BENCH_DIST = join(ROOT, 'dist/bench/test/bench');
 
-interface Figures {
-  name: string;
-  label: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  errors: number;
+interface Run {
+  config: BenchConfig;
+  serverUrl: string;
+  admin: Client;
+  databases: string[];
+  dir: string;
+  results: Figures[];
+  /** Filled by the first API process that needs them. */
+  companies?: { many: Company[]; single: Company; replay: Company };
+  /** A replay answer of ledgerkey, served by the bare node:http server. */
+  replayAnswer?: { status: number; headers: Record<string, string>; body: string };
+  statements?: string[];
 }
-
-interface Company {
-  companyId: string;
-  apiKey: string;
-}
-
-const invoiceBody = (n: number): string =>
-  JSON.stringify({
-    customer: { name: 'UAB Bench', countryCode: 'LT', vatId: 'LT100001234567' },
-    lines: [
-      { description: 'Consulting', quantity: '2', unitPrice: 5000 + (n % 100), vatRate: '21' },
-      { description: 'Book', quantity: '1', unitPrice: 1500, vatRate: '9' },
-    ],
-  });
 
 async function main(): Promise<void> {
+  const config = loadBenchConfig();
   const started = Date.now();
-  const { serverUrl, cleanup } = await databaseServer();
-  const name = `ledgerkey_bench_${Date.now()}`;
-  const admin = new Client({ connectionString: serverUrl });
+  const loadBefore = loadavg();
+  const dir = mkdtempSync(join(tmpdir(), 'ledgerkey-bench-'));
+  mkdirSync(config.outDir, { recursive: true });
+  const server = await databaseServer(config);
+  const admin = new Client({ connectionString: server.serverUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${quoteIdentifier(name)}`);
-  const url = Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString();
-  const dataSource = await createDataSource({
-    url,
-    poolSize: 2,
-    applicationName: 'ledgerkey-bench',
-    migrations: MIGRATIONS,
-  }).initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
-  await installJobQueue(url);
-
-  const results: Figures[] = [];
-  const apis: ChildProcess[] = [];
+  const run: Run = { config, serverUrl: server.serverUrl, admin, databases: [], dir, results: [] };
+  const on = (group: Group) => config.groups.has(group);
+  console.log(
+    `bench: ${config.seconds} s per case, ${config.connections} connections, groups ${[...config.groups].join(',')}; logs in ${dir}`,
+  );
+  let machine: Record<string, unknown>;
   try {
-    const api = await startApi(url, {});
-    apis.push(api.child);
-    const companies = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(api.baseUrl, i)));
-    const single = await newCompany(api.baseUrl, 999);
-
-    await warmUp(api.baseUrl, companies[0]);
-    results.push(await createLoad('a', 'create, 50 companies', api.baseUrl, companies));
-    results.push(await createLoad('b', 'create, one company (one number sequence)', api.baseUrl, [single]));
-    results.push(await replayLoad('d', 'replay of an existing key', api.baseUrl, companies[1]));
-    results.push(await rawSqlBaseline('e', 'raw SQL, same statements, same concurrency', url, companies));
-    await stop(api.child);
-
-    const bare = await startApi(url, { BENCHMARK_DISABLE_IDEMPOTENCY: 'true' });
-    apis.push(bare.child);
-    await warmUp(bare.baseUrl, companies[2]);
-    results.push(await createLoad('c', 'create without the idempotency layer', bare.baseUrl, companies));
-    await stop(bare.child);
-
-    const big = await startApi(url, {});
-    apis.push(big.child);
-    const crowded = await newCompany(big.baseUrl, 1000);
-    await fillKeys(url, crowded.companyId, PREEXISTING_KEYS);
-    results.push(
-      await createLoad('f1', `create, ${PREEXISTING_KEYS} keys in the table`, big.baseUrl, [crowded]),
-    );
-    results.push(
-      await replayLoad('f2', `replay, ${PREEXISTING_KEYS} keys in the table`, big.baseUrl, crowded),
-    );
-    await stop(big.child);
+    machine = await machineInfo(run);
+    const url = await migratedDatabase(run, 'main');
+    if (on('ours')) await ledgerkeyDefaultStart(run, url);
+    if (on('worker') || on('idempotency') || on('scale')) await ledgerkeyWithoutWorker(run, url);
+    if (on('pgbench') || on('node')) await databaseLimit(run, url);
+    if (on('redis')) await redisBaseline(run);
+    if (on('http')) await bareHttp(run, url);
+    if (on('keys')) await manyKeys(run);
   } finally {
-    for (const child of apis) child.kill('SIGKILL');
-    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`).catch(() => undefined);
+    killAll();
+    for (const name of run.databases) {
+      await admin
+        .query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`)
+        .catch(() => undefined);
+    }
     await admin.end();
-    await cleanup();
+    await server.cleanup();
   }
 
-  const by = (name: string) => results.find((r) => r.name === name) as Figures;
-  const ratios = {
-    'a/e (service vs database limit)': by('a').requestsPerSecond / by('e').requestsPerSecond,
-    'a/c (with vs without idempotency)': by('a').requestsPerSecond / by('c').requestsPerSecond,
-    'd/a (replay vs create)': by('d').requestsPerSecond / by('a').requestsPerSecond,
-  };
-  printTable(results, ratios);
+  const goals = evaluateGoals(run.results, config.storedKeys);
+  printReport(run.results, goals);
   const report = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: cpus().length, node: process.version },
+    machine: { ...machine, loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
     settings: {
-      durationSeconds: DURATION_S,
-      connections: CONNECTIONS,
-      poolSize: POOL_SIZE,
-      preexistingKeys: PREEXISTING_KEYS,
+      secondsPerCase: config.seconds,
+      connections: config.connections,
+      apiPoolSize: config.poolSize,
+      storedKeys: config.storedKeys,
+      logLevel: config.logLevel,
+      pgbenchProtocol: config.pgbenchProtocol,
+      pgbenchClients: config.pgbenchClients,
+      groups: [...config.groups],
     },
-    results,
-    ratios,
+    statementsPerCreate: run.statements ?? null,
+    results: run.results,
+    goals,
     totalSeconds: Math.round((Date.now() - started) / 1000),
   };
-  mkdirSync(join(ROOT, 'docs/performance'), { recursive: true });
-  writeFileSync(join(ROOT, 'docs/performance/results.json'), `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(join(ROOT, 'docs/performance/chart.svg'), chart(results));
-  console.log(`\nwrote docs/performance/results.json and chart.svg in ${report.totalSeconds} s`);
+  writeFileSync(join(config.outDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const subtitle =
+    `${String(machine.cpuCount)} CPUs, Node ${process.version}, PostgreSQL ${String(machine.postgres)}, ` +
+    `${config.seconds} s per case, ${config.connections} connections, ${report.measuredAt.slice(0, 10)}`;
+  writeFileSync(join(config.outDir, 'chart.svg'), chart(run.results, goals, subtitle));
+  console.log(`\nwrote ${join(config.outDir, 'results.json')} and chart.svg in ${report.totalSeconds} s`);
+  rmSync(dir, { recursive: true, force: true });
 }
 
-async function databaseServer(): Promise<{ serverUrl: string; cleanup: () => Promise<void> }> {
-  if (process.env.DATABASE_URL)
-    return { serverUrl: process.env.DATABASE_URL, cleanup: async () => undefined };
-  const dataDir = mkdtempSync(join(tmpdir(), 'ledgerkey-bench-'));
+// ---------------------------------------------------------------------------------------------
+// ledgerkey
+
+/** Default start (the worker runs in the API process): create, single series, replay, memory. */
+async function ledgerkeyDefaultStart(run: Run, url: string): Promise<void> {
+  const { config } = run;
+  const api = await startApi(url, {}, run.dir, config);
+  try {
+    const { many, single, replay } = await companies(run, api);
+    await warmUp(api.baseUrl, many);
+    await drainJobs(url);
+    await sleep(2000);
+    const idleRssMb = rssMb(api.child.pid as number);
+    const sampler = sampleRss(api.child.pid as number);
+    const create = await createLoad(
+      'create',
+      'create, 50 companies (default start: worker in the process)',
+      api.baseUrl,
+      config,
+      createsOver('create', many),
+    );
+    const underLoad = sampler.stop();
+    const backlog = await drainJobs(url);
+    await sleep(config.settleSeconds * 1000);
+    create.extra = {
+      idleRssMb,
+      peakRssMb: Math.max(...underLoad),
+      meanRssMb: Math.round(underLoad.reduce((a, b) => a + b, 0) / Math.max(underLoad.length, 1)),
+      afterRssMb: rssMb(api.child.pid as number),
+      settleSeconds: config.settleSeconds,
+      jobBacklogAfterLoad: backlog.jobs,
+      jobDrainSeconds: backlog.seconds,
+    };
+    console.log(`  memory: ${JSON.stringify(create.extra)}`);
+    run.results.push(create);
+
+    const singleFigures = await createLoad(
+      'single',
+      'create, one company (one number series)',
+      api.baseUrl,
+      config,
+      createsOver('single', [single]),
+    );
+    const singleBacklog = await drainJobs(url);
+    singleFigures.extra = { jobBacklogAfterLoad: singleBacklog.jobs, jobDrainSeconds: singleBacklog.seconds };
+    run.results.push(singleFigures);
+
+    const keys = await replayKeys(api.baseUrl, replay);
+    run.replayAnswer = await replayAnswer(api.baseUrl, replay, keys[0].key, keys[0].body);
+    await drainJobs(url);
+    run.results.push(
+      await createLoad('replay', 'replay of a finished key', api.baseUrl, config, replaysOf(keys)),
+    );
+  } finally {
+    await stop(api);
+  }
+}
+
+/** RUN_WORKER=false: the same create; without the idempotency layer; two processes. */
+async function ledgerkeyWithoutWorker(run: Run, url: string): Promise<void> {
+  const { config } = run;
+  const on = (group: Group) => config.groups.has(group);
+  const api = await startApi(url, { RUN_WORKER: 'false' }, run.dir, config);
+  try {
+    const { many } = await companies(run, api);
+    await warmUp(api.baseUrl, many);
+    run.results.push(
+      await createLoad(
+        'create-no-worker',
+        'create, 50 companies, RUN_WORKER=false',
+        api.baseUrl,
+        config,
+        createsOver('noworker', many),
+      ),
+    );
+  } finally {
+    await stop(api);
+  }
+  const { many } = run.companies as NonNullable<Run['companies']>;
+
+  if (on('idempotency')) {
+    const bare = await startApi(
+      url,
+      { RUN_WORKER: 'false', BENCHMARK_DISABLE_IDEMPOTENCY: 'true' },
+      run.dir,
+      config,
+    );
+    try {
+      await warmUp(bare.baseUrl, many);
+      run.results.push(
+        await createLoad(
+          'create-no-idempotency',
+          'create, 50 companies, RUN_WORKER=false, BENCHMARK_DISABLE_IDEMPOTENCY=true',
+          bare.baseUrl,
+          config,
+          createsOver('noidem', many),
+        ),
+      );
+    } finally {
+      await stop(bare);
+    }
+  }
+
+  if (on('scale')) {
+    const two = [
+      await startApi(url, { RUN_WORKER: 'false' }, run.dir, config),
+      await startApi(url, { RUN_WORKER: 'false' }, run.dir, config),
+    ];
+    try {
+      for (const api2 of two) await warmUp(api2.baseUrl, many);
+      run.results.push(
+        await createLoad(
+          'two-processes',
+          'create, 50 companies, two API processes (connections split between them), RUN_WORKER=false',
+          two.map((s) => s.baseUrl),
+          config,
+          createsOver('two', many),
+        ),
+      );
+    } finally {
+      for (const api2 of two) await stop(api2);
+    }
+  }
+}
+
+/** The companies every ledgerkey case uses, created once through the admin API. */
+async function companies(run: Run, api: Server): Promise<NonNullable<Run['companies']>> {
+  if (!run.companies) {
+    run.companies = {
+      many: await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(api.baseUrl, i))),
+      single: await newCompany(api.baseUrl, 900),
+      replay: await newCompany(api.baseUrl, 901),
+    };
+  }
+  return run.companies;
+}
+
+async function replayAnswer(
+  baseUrl: string,
+  company: Company,
+  key: string,
+  body: string,
+): Promise<NonNullable<Run['replayAnswer']>> {
+  const response = await postCreate(baseUrl, company, key, body);
+  const headers: Record<string, string> = {};
+  for (const name of [
+    'content-type',
+    'location',
+    'idempotent-replayed',
+    'idempotency-key-expires',
+    'x-request-id',
+  ]) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  return { status: response.status, headers, body: await response.text() };
+}
+
+/**
+ * Waits until graphile-worker has no job left that a worker could run (at most 120 s), so one
+ * case's backlog does not load the next. Returns the backlog found and how long it took.
+ */
+async function drainJobs(url: string): Promise<{ jobs: number; seconds: number }> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  const t0 = Date.now();
+  let first = -1;
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE attempts < max_attempts AND run_at <= now()`,
+      );
+      if (first < 0) first = rows[0].n;
+      if (rows[0].n === 0 || Date.now() - t0 > 120_000) break;
+      await sleep(250);
+    }
+  } catch {
+    // no graphile-worker schema: nothing to drain
+  } finally {
+    await client.end();
+  }
+  return { jobs: Math.max(first, 0), seconds: Math.round((Date.now() - t0) / 100) / 10 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The database's limit: pgbench and a Node client running the service's own statements
+
+async function databaseLimit(run: Run, url: string): Promise<void> {
+  const { config } = run;
+  const { many, single } = await companiesWithoutLoad(run, url);
+  const capture = await captureCreateStatements(url, run.dir, {
+    poolSize: config.poolSize,
+    captureModule: join(BENCH_DIST, 'capture-sql.js'),
+  });
+  run.statements = describeStatements(capture);
+  console.log(`one create = ${capture.statements.length} statements:\n  ${run.statements.join('\n  ')}`);
+
+  if (config.groups.has('pgbench')) {
+    const version = await pgbenchVersion();
+    if (version === null) {
+      for (const name of ['pgbench-create', 'pgbench-single'])
+        run.results.push(skipped(name, 'pgbench limit', `${PGBENCH} not found (install postgresql-client)`));
+    } else {
+      const dir = join(run.dir, 'pgbench');
+      const options = {
+        clients: config.pgbenchClients,
+        seconds: config.seconds,
+        protocol: config.pgbenchProtocol,
+        dir,
+      };
+      const manyFiles = await prepareScripts(
+        dir,
+        'many',
+        many.map((c) => pgbenchScript(capture, c.companyId)),
+        url,
+        config.pgbenchProtocol,
+      );
+      writeFileSync(
+        join(config.outDir, 'pgbench-create.sql'),
+        pgbenchScript(capture, '00000000-0000-4000-8000-000000000000'),
+      );
+      run.results.push(
+        await pgbenchLoad(
+          'pgbench-create',
+          'pgbench limit: the service statements, 50 companies',
+          url,
+          manyFiles,
+          options,
+        ),
+      );
+      const singleFiles = await prepareScripts(
+        dir,
+        'single',
+        [pgbenchScript(capture, single.companyId)],
+        url,
+        config.pgbenchProtocol,
+      );
+      run.results.push(
+        await pgbenchLoad(
+          'pgbench-single',
+          'pgbench limit: the service statements, one series',
+          url,
+          singleFiles,
+          options,
+        ),
+      );
+    }
+  }
+  if (config.groups.has('node')) {
+    run.results.push(await nodeClientBaseline(url, capture, many, config));
+  }
+}
+
+/** Companies for cases that start no API process of their own. */
+async function companiesWithoutLoad(run: Run, url: string): Promise<NonNullable<Run['companies']>> {
+  if (run.companies) return run.companies;
+  const api = await startApi(url, { RUN_WORKER: 'false' }, run.dir, run.config);
+  try {
+    return await companies(run, api);
+  } finally {
+    await stop(api);
+  }
+}
+
+/**
+ * The same statements through `pg` from Node, with the API's pool size and the bench's
+ * concurrency: what the database allows with a Node client but no framework.
+ */
+async function nodeClientBaseline(
+  url: string,
+  capture: CreateStatements,
+  many: Company[],
+  config: BenchConfig,
+): Promise<Figures> {
+  const pool = new Pool({ connectionString: url, max: config.poolSize });
+  // An idle client may still be closing when the bench drops the database: not an error here.
+  pool.on('error', () => undefined);
+  const latencies: number[] = [];
+  let errors = 0;
+  let n = 0;
+  const deadline = Date.now() + config.seconds * 1000;
+  const worker = async (): Promise<void> => {
+    while (Date.now() < deadline) {
+      n += 1;
+      const t0 = performance.now();
+      try {
+        await runCreateThroughPg(pool, capture, many[n % many.length].companyId);
+        latencies.push(performance.now() - t0);
+      } catch {
+        errors += 1;
+      }
+    }
+  };
+  const began = Date.now();
+  await Promise.all(Array.from({ length: config.connections }, worker));
+  const seconds = (Date.now() - began) / 1000;
+  await pool.end();
+  const figures = figuresFromLatencies(
+    'node-create',
+    `Node client (pg, pool ${config.poolSize}): the service statements, 50 companies`,
+    latencies,
+    seconds,
+    errors,
+  );
+  console.log(
+    `(node-create) ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms`,
+  );
+  return figures;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Redis-plugin setup
+
+async function redisBaseline(run: Run): Promise<void> {
+  const { config } = run;
+  const names = [
+    ['redis-create', 'Redis setup: create, 50 companies'],
+    ['redis-single', 'Redis setup: create, one company (one number series)'],
+    ['redis-replay', 'Redis setup: replay of a finished key'],
+  ];
+  const redis = await redisVersion(config.redisUrl);
+  if ('unavailable' in redis) {
+    const reason = `no Redis at ${config.redisUrl} (${redis.unavailable}); start one or set REDIS_URL`;
+    console.log(`SKIPPED the Redis setup: ${reason}`);
+    for (const [name, label] of names) run.results.push(skipped(name, label, reason));
+    return;
+  }
+  const url = await emptyDatabase(run, 'redis');
+  const schema = new Client({ connectionString: url });
+  await schema.connect();
+  await schema.query(BASELINE_SCHEMA);
+  await schema.end();
+  const prefix = `ledgerkey-bench-${randomUUID().slice(0, 8)}`;
+  const baseline = await startServer(
+    'redis-baseline',
+    [join(BENCH_DIST, 'redis-baseline/main.js')],
+    {
+      DATABASE_URL: url,
+      DATABASE_POOL_SIZE: String(config.poolSize),
+      ADMIN_API_TOKEN: ADMIN_TOKEN,
+      REDIS_URL: config.redisUrl,
+      REDIS_KEY_PREFIX: prefix,
+    },
+    run.dir,
+  );
+  try {
+    const many = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(baseline.baseUrl, i)));
+    const single = await newCompany(baseline.baseUrl, 900);
+    const replay = await newCompany(baseline.baseUrl, 901);
+    await checkRedisReplays(baseline.baseUrl, url, config.redisUrl, prefix, many[0]);
+    await warmUp(baseline.baseUrl, many);
+    run.results.push(
+      await createLoad('redis-create', names[0][1], baseline.baseUrl, config, createsOver('rc', many)),
+    );
+    run.results.push(
+      await createLoad('redis-single', names[1][1], baseline.baseUrl, config, createsOver('rs', [single])),
+    );
+    const keys = await replayKeys(baseline.baseUrl, replay);
+    run.results.push(
+      await createLoad('redis-replay', names[2][1], baseline.baseUrl, config, replaysOf(keys)),
+    );
+  } finally {
+    await stop(baseline);
+    const deleted = await deleteKeys(config.redisUrl, prefix).catch(() => 0);
+    console.log(`  removed ${deleted} bench keys from Redis`);
+  }
+}
+
+/**
+ * Before measuring: the baseline really is idempotent through Redis. A second request with the
+ * same key answers the stored invoice (`Idempotent-Replayed: true`, same id), the key is in
+ * Redis, and PostgreSQL holds one invoice, not two.
+ */
+async function checkRedisReplays(
+  baseUrl: string,
+  url: string,
+  redisUrl: string,
+  prefix: string,
+  company: Company,
+): Promise<void> {
+  const key = `check-${randomUUID()}`;
+  const first = await postCreate(baseUrl, company, key, invoiceBody(1));
+  const firstBody = (await first.json()) as { id: string };
+  const second = await postCreate(baseUrl, company, key, invoiceBody(1));
+  const secondBody = (await second.json()) as { id: string };
+  const stored = await redisCommand(redisUrl, ['EXISTS', `${prefix}:POST:/v1/sales/invoices/create:${key}`]);
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM invoices WHERE company_id = $1',
+    [company.companyId],
+  );
+  await client.end();
+  const problems = [
+    first.status !== 201 && `first create answered ${first.status}`,
+    second.status !== 201 && `replay answered ${second.status}`,
+    second.headers.get('idempotent-replayed') !== 'true' && 'replay lacks Idempotent-Replayed: true',
+    secondBody.id !== firstBody.id && 'replay answered another invoice',
+    stored !== 1 && 'the key is not in Redis',
+    rows[0].n !== 1 && `${rows[0].n} invoices in PostgreSQL after a create and its replay`,
+  ].filter(Boolean);
+  if (problems.length > 0) throw new Error(`the Redis baseline is not idempotent: ${problems.join('; ')}`);
+  console.log('  Redis baseline check: the replay came from Redis, one invoice in PostgreSQL');
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bare node:http ceiling
+
+async function bareHttp(run: Run, url: string): Promise<void> {
+  const { config } = run;
+  if (!run.replayAnswer) {
+    const { replay } = await companiesWithoutLoad(run, url);
+    const api = await startApi(url, { RUN_WORKER: 'false' }, run.dir, config);
+    try {
+      const [key] = await replayKeys(api.baseUrl, replay, 1);
+      run.replayAnswer = await replayAnswer(api.baseUrl, replay, key.key, key.body);
+    } finally {
+      await stop(api);
+    }
+  }
+  const file = join(run.dir, 'replay-answer.json');
+  writeFileSync(file, JSON.stringify(run.replayAnswer));
+  const bare = await startServer(
+    'bare-http',
+    [join(BENCH_DIST, 'bare-http-server.js')],
+    { BARE_RESPONSE_FILE: file },
+    run.dir,
+  );
+  try {
+    const fake: Company = { companyId: randomUUID(), apiKey: 'unused' };
+    run.results.push(
+      await createLoad(
+        'bare-http',
+        'bare node:http server answering a stored replay',
+        bare.baseUrl,
+        config,
+        createsOver('bare', [fake]),
+      ),
+    );
+  } finally {
+    await stop(bare);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Many stored keys
+
+async function manyKeys(run: Run): Promise<void> {
+  const { config } = run;
+  const url = await migratedDatabase(run, 'keys');
+  const api = await startApi(url, {}, run.dir, config);
+  try {
+    const many = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(api.baseUrl, i)));
+    const replay = await newCompany(api.baseUrl, 901);
+    const seed = await seedKeys(
+      url,
+      [...many, replay].map((c) => c.companyId),
+      config.storedKeys,
+    );
+    await warmUp(api.baseUrl, many);
+    const keys = await replayKeys(api.baseUrl, replay);
+    await drainJobs(url);
+    const label = config.storedKeys.toLocaleString('en-US');
+    const replayFigures = await createLoad(
+      'keys-replay',
+      `replay, ${label} keys stored`,
+      api.baseUrl,
+      config,
+      replaysOf(keys),
+    );
+    replayFigures.extra = seed;
+    run.results.push(replayFigures);
+    await drainJobs(url);
+    run.results.push(
+      await createLoad(
+        'keys-create',
+        `create, 50 companies, ${label} keys stored`,
+        api.baseUrl,
+        config,
+        createsOver('keys', many),
+      ),
+    );
+  } finally {
+    await stop(api);
+  }
+}
+
+/**
+ * Loads `count` finished keys (expiring in a day) spread over the companies: random UUIDs, as
+ * clients send them, so the primary key is as random inserts leave it. One INSERT … SELECT
+ * generate_series per core, in parallel. Foreign-key triggers are skipped for the load where
+ * the role may (session_replication_role; every company id is real). Then ANALYZE and a
+ * CHECKPOINT, so that neither runs during the measurement.
+ */
+async function seedKeys(
+  url: string,
+  companyIds: string[],
+  count: number,
+): Promise<Record<string, number | string>> {
+  const t0 = Date.now();
+  const parts = Math.max(1, Math.min(cpus().length, 4));
+  const triggers = await Promise.all(
+    Array.from({ length: parts }, async (_, part) => {
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        let fkTriggers = 'on';
+        try {
+          await client.query(`SET session_replication_role = replica`);
+          fkTriggers = 'skipped';
+        } catch {
+          // not a superuser: load with the foreign-key checks
+        }
+        await client.query(
+          `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, response_status,
+                                            response_headers, response_body, expires_at)
+           SELECT ($1::uuid[])[1 + g % cardinality($1::uuid[])], 'sales.invoices.create',
+                  md5('seeded ' || g)::uuid::text, sha256(g::text::bytea), 201, '{}', '{"seeded":true}',
+                  now() + interval '1 day'
+             FROM generate_series($2::bigint, $3::bigint) AS g`,
+          [companyIds, Math.floor((count * part) / parts) + 1, Math.floor((count * (part + 1)) / parts)],
+        );
+        return fkTriggers;
+      } finally {
+        await client.end();
+      }
+    }),
+  );
+  const inserted = Math.round((Date.now() - t0) / 100) / 10;
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  await client.query('ANALYZE idempotency_records');
+  await client.query('CHECKPOINT').catch(() => undefined);
+  const total = Math.round((Date.now() - t0) / 100) / 10;
+  const { rows } = await client.query<{ size: string }>(
+    `SELECT pg_size_pretty(pg_total_relation_size('idempotency_records')) AS size`,
+  );
+  await client.end();
+  console.log(
+    `seeded ${count} keys in ${inserted} s (${parts} in parallel; with ANALYZE and CHECKPOINT ${total} s), table ${rows[0].size}`,
+  );
+  return {
+    storedKeys: count,
+    seedSeconds: inserted,
+    seedTotalSeconds: total,
+    seedParallel: parts,
+    tableSize: rows[0].size,
+    foreignKeyTriggers: triggers[0],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases and the machine
+
+async function databaseServer(
+  config: BenchConfig,
+): Promise<{ serverUrl: string; cleanup: () => Promise<void> }> {
+  if (config.serverUrl) return { serverUrl: config.serverUrl, cleanup: async () => undefined };
+  const dataDir = mkdtempSync(join(tmpdir(), 'ledgerkey-bench-pg-'));
   const embedded = await startEmbeddedPostgres({ dataDir, database: 'postgres' });
   return {
     serverUrl: embedded.url,
@@ -150,390 +694,65 @@ async function databaseServer(): Promise<{ serverUrl: string; cleanup: () => Pro
   };
 }
 
-async function startApi(
-  url: string,
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'dist/apps/api/src/main.js')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      ADMIN_API_TOKEN: ADMIN_TOKEN,
-      SEED_DEMO_COMPANY: 'false',
-      RUN_WORKER: 'false',
-      LOG_LEVEL: 'error',
-      DATABASE_POOL_SIZE: String(POOL_SIZE),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const baseUrl = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error('API did not start within 60 s')), 60_000);
-    lines.on('line', (line) => {
-      const match = /listening on (http:\/\/\S+)/.exec(line);
-      if (match) {
-        clearTimeout(timer);
-        resolveUrl(match[1]);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`API exited with ${code}`)));
-  });
-  return { child, baseUrl };
+async function emptyDatabase(run: Run, suffix: string): Promise<string> {
+  const name = `ledgerkey_bench_${Date.now()}_${suffix}`;
+  await run.admin.query(`CREATE DATABASE ${quoteIdentifier(name)}`);
+  run.databases.push(name);
+  return Object.assign(new URL(run.serverUrl), { pathname: `/${name}` }).toString();
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  const exited = new Promise((done) => child.once('exit', done));
-  child.kill('SIGTERM');
-  await exited;
+async function migratedDatabase(run: Run, suffix: string): Promise<string> {
+  const url = await emptyDatabase(run, suffix);
+  const dataSource = await createDataSource({
+    url,
+    poolSize: 2,
+    applicationName: 'ledgerkey-bench',
+    migrations: MIGRATIONS,
+  }).initialize();
+  await runMigrations(dataSource);
+  await dataSource.destroy();
+  await installJobQueue(url);
+  return url;
 }
 
-async function newCompany(baseUrl: string, n: number): Promise<Company> {
-  const response = await fetch(`${baseUrl}/admin/companies`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: `Bench ${n}`, countryCode: 'LT', currency: 'EUR' }),
-  });
-  if (response.status !== 201) throw new Error(`company: ${response.status} ${await response.text()}`);
-  return (await response.json()) as Company;
-}
-
-async function warmUp(baseUrl: string, company: Company): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
-    await fetch(`${baseUrl}${CREATE}`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${company.apiKey}`,
-        'Content-Type': 'application/json',
-        'Idempotency-Key': `warm-${randomUUID()}`,
-      },
-      body: invoiceBody(i),
-    });
-  }
-}
-
-function fromAutocannon(name: string, label: string, result: autocannon.Result): Figures {
-  return {
-    name,
-    label,
-    requestsPerSecond: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.errors + result.non2xx + result.timeouts,
-  };
-}
-
-async function createLoad(
-  name: string,
-  label: string,
-  baseUrl: string,
-  companies: Company[],
-): Promise<Figures> {
-  let n = 0;
-  const result = await autocannon({
-    url: baseUrl,
-    connections: CONNECTIONS,
-    duration: DURATION_S,
-    requests: [
-      {
-        method: 'POST',
-        path: CREATE,
-        setupRequest: (request) => {
-          n += 1;
-          const company = companies[n % companies.length];
-          request.headers = {
-            authorization: `Bearer ${company.apiKey}`,
-            'content-type': 'application/json',
-            'idempotency-key': `bench-${name}-${n}-${process.pid}`,
-          };
-          request.body = invoiceBody(n);
-          return request;
-        },
-      },
-    ],
-  });
-  console.log(`(${name}) ${label}: ${Math.round(result.requests.average)} req/s`);
-  return fromAutocannon(name, label, result);
-}
-
-/**
- * Replays: 400 keys created first, then requested round-robin, so concurrent requests rarely
- * share a key (two at once on one key correctly answer 409 in_use, which is not a replay).
- */
-async function replayLoad(name: string, label: string, baseUrl: string, company: Company): Promise<Figures> {
-  const keys: string[] = [];
-  for (let i = 0; i < 400; i += 1) {
-    const key = `bench-replay-${randomUUID()}`;
-    const response = await fetch(`${baseUrl}${CREATE}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${company.apiKey}`,
-        'content-type': 'application/json',
-        'idempotency-key': key,
-      },
-      body: invoiceBody(i),
-    });
-    if (response.status !== 201) throw new Error(`replay setup: ${response.status}`);
-    keys.push(key);
-  }
-  let n = 0;
-  const result = await autocannon({
-    url: baseUrl,
-    connections: CONNECTIONS,
-    duration: DURATION_S,
-    requests: [
-      {
-        method: 'POST',
-        path: CREATE,
-        setupRequest: (request) => {
-          n += 1;
-          const i = n % keys.length;
-          request.headers = {
-            authorization: `Bearer ${company.apiKey}`,
-            'content-type': 'application/json',
-            'idempotency-key': keys[i],
-          };
-          request.body = invoiceBody(i);
-          return request;
-        },
-      },
-    ],
-  });
-  console.log(`(${name}) ${label}: ${Math.round(result.requests.average)} req/s`);
-  return fromAutocannon(name, label, result);
-}
-
-/**
- * The statements one idempotent create runs, in the same order and round trips, through `pg`
- * with the API's pool size and the benchmark's concurrency: what PostgreSQL itself allows here.
- */
-async function rawSqlBaseline(
-  name: string,
-  label: string,
-  url: string,
-  companies: Company[],
-): Promise<Figures> {
-  const pool = new Pool({ connectionString: url, max: POOL_SIZE });
-  const latencies: number[] = [];
-  let errors = 0;
-  let n = 0;
-  const deadline = Date.now() + DURATION_S * 1000;
-  const worker = async (): Promise<void> => {
-    while (Date.now() < deadline) {
-      n += 1;
-      const company = companies[n % companies.length];
-      const key = `raw-${n}-${randomUUID()}`;
-      const t0 = performance.now();
-      try {
-        await oneCreate(pool, company, key, n);
-        latencies.push(performance.now() - t0);
-      } catch {
-        errors += 1;
-      }
-    }
-  };
-  const began = Date.now();
-  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
-  const seconds = (Date.now() - began) / 1000;
-  await pool.end();
-  latencies.sort((x, y) => x - y);
-  const at = (q: number) =>
-    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]);
-  console.log(`(${name}) ${label}: ${Math.round(latencies.length / seconds)} req/s`);
-  return {
-    name,
-    label,
-    requestsPerSecond: Math.round(latencies.length / seconds),
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
-    errors,
-  };
-}
-
-async function oneCreate(pool: Pool, company: Company, key: string, n: number): Promise<void> {
-  // No API-key lookup: the service caches verified keys, so a create runs none either.
-  const client = await pool.connect();
+async function machineInfo(run: Run): Promise<Record<string, unknown>> {
+  const { rows } = await run.admin.query<{ server_version: string }>('SHOW server_version');
+  const redis = await redisVersion(run.config.redisUrl);
+  let kernel = release();
   try {
-    await client.query('START TRANSACTION');
-    await client.query(`SELECT * FROM claim_idempotency_key($1, $2, $3)`, [
-      company.companyId,
-      'sales.invoices.create',
-      key,
-    ]);
-    const [{ last_value: sequence }] = (
-      await client.query(
-        `INSERT INTO document_sequences AS s (company_id, document_type, series, last_value)
-         VALUES ($1, 'invoice', $2, 1)
-         ON CONFLICT (company_id, document_type, series) DO UPDATE SET last_value = s.last_value + 1
-         RETURNING last_value`,
-        [company.companyId, 'RAW'],
-      )
-    ).rows;
-    const id = randomUUID();
-    const now = new Date();
-    await client.query(
-      `WITH invoice AS (
-         INSERT INTO invoices (id, company_id, series, sequence, number, status, order_id, currency, issue_date,
-                               due_date, customer, notes, vat_breakdown, net_total, vat_total, gross_total, created_at)
-         VALUES ($1, $2, 'RAW', $3, $4, 'issued', NULL, 'EUR', $5, NULL, $6, NULL, $7, $8, $9, $10, $11)
-         ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING RETURNING id
-       ), lines AS (
-         INSERT INTO invoice_lines (invoice_id, company_id, position, description, quantity, unit_price, vat_rate, net_amount)
-         SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate, l.net_amount
-           FROM invoice, unnest($12::int[], $13::text[], $14::numeric[], $15::bigint[], $16::numeric[], $17::bigint[])
-                AS l(position, description, quantity, unit_price, vat_rate, net_amount)
-       ) SELECT count(*)::int AS inserted FROM invoice`,
-      [
-        id,
-        company.companyId,
-        sequence,
-        `RAW-${String(sequence).padStart(6, '0')}`,
-        now.toISOString().slice(0, 10),
-        JSON.stringify({ name: 'UAB Bench', countryCode: 'LT' }),
-        JSON.stringify([
-          { vatRate: '21', netAmount: 10000, vatAmount: 2100 },
-          { vatRate: '9', netAmount: 1500, vatAmount: 135 },
-        ]),
-        11500,
-        2235,
-        13735,
-        now,
-        [1, 2],
-        ['Consulting', 'Book'],
-        ['2', '1'],
-        [5000 + (n % 100), 1500],
-        ['21', '9'],
-        [10000, 1500],
-      ],
-    );
-    await client.query(
-      `WITH entry AS (
-         INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at, line_count)
-         VALUES ($1, $2, 'EUR', 'invoice', $3, $4, $5, cardinality($6::text[])) RETURNING id
-       ) INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)
-         SELECT entry.id, $2, l.line_no, l.account, l.debit, l.credit
-           FROM entry, unnest($6::text[], $7::bigint[], $8::bigint[]) WITH ORDINALITY AS l(account, debit, credit, line_no)`,
-      [
-        randomUUID(),
-        company.companyId,
-        id,
-        `Invoice RAW-${sequence}`,
-        now,
-        ['accounts_receivable', 'revenue', 'vat_payable'],
-        [13735, 0, 0],
-        [0, 11500, 2235],
-      ],
-    );
-    await client.query(
-      `WITH event AS (INSERT INTO events (id, company_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id)
-       SELECT graphile_worker.add_job($6, json_build_object('eventId', event.id), job_key := 'fan_out:' || event.id) FROM event`,
-      [
-        randomUUID(),
-        company.companyId,
-        'invoice.created',
-        JSON.stringify({ object: { id } }),
-        now,
-        'fan_out_event',
-      ],
-    );
-    await client.query(
-      `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, response_status,
-                                        response_headers, response_body, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
-        company.companyId,
-        'sales.invoices.create',
-        key,
-        createHash('sha256').update(key).digest(),
-        201,
-        JSON.stringify({ Location: `/v1/sales/invoices/${id}` }),
-        JSON.stringify({ id }),
-        new Date(Date.now() + 86_400_000),
-      ],
-    );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
+    kernel = execFileSync('uname', ['-sr']).toString().trim();
+  } catch {
+    // keep os.release()
   }
+  return {
+    cpuCount: cpus().length,
+    cpuModel: cpus()[0]?.model.trim(),
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    kernel,
+    node: process.version,
+    postgres: rows[0].server_version,
+    postgresServer: run.config.serverUrl ? 'DATABASE_URL' : 'embedded',
+    pgbench: await pgbenchVersion(),
+    redis: 'version' in redis ? redis.version : `unavailable: ${redis.unavailable}`,
+  };
 }
 
-/** Bulk-loads expired-in-a-day keys for one company: the table as a busy day leaves it. */
-async function fillKeys(url: string, companyId: string, count: number): Promise<void> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  const t0 = Date.now();
-  await client.query(
-    `INSERT INTO idempotency_records (company_id, operation, idempotency_key, fingerprint, response_status,
-                                      response_headers, response_body, expires_at)
-     SELECT $1, 'sales.invoices.create', 'filler-' || g, sha256(g::text::bytea), 201, '{}', '{"filler":true}',
-            now() + interval '1 day'
-       FROM generate_series(1, $2::int) AS g`,
-    [companyId, count],
-  );
-  await client.query('ANALYZE idempotency_records');
-  await client.end();
-  console.log(`loaded ${count} keys in ${Math.round((Date.now() - t0) / 1000)} s`);
-}
-
-function printTable(results: Figures[], ratios: Record<string, number>): void {
-  console.log('\n| case | what | req/s | p50 ms | p99 ms | errors |');
-  console.log('|---|---|---:|---:|---:|---:|');
-  for (const r of results) {
-    console.log(
-      `| ${r.name} | ${r.label} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} |`,
-    );
-  }
-  console.log('\n| ratio | value |\n|---|---:|');
-  for (const [label, value] of Object.entries(ratios)) console.log(`| ${label} | ${value.toFixed(2)} |`);
-}
-
-/** A small horizontal bar chart of requests per second. */
-function chart(results: Figures[]): string {
-  const width = 720;
-  const barHeight = 26;
-  const left = 330;
-  const max = Math.max(...results.map((r) => r.requestsPerSecond), 1);
-  const rows = results
-    .map((r, i) => {
-      const y = 40 + i * (barHeight + 10);
-      const w = Math.round(((width - left - 80) * r.requestsPerSecond) / max);
-      const label = `(${r.name}) ${r.label}`.replace(/&/g, '&amp;').replace(/</g, '&lt;');
-      return (
-        `<text x="${left - 8}" y="${y + 17}" text-anchor="end" font-size="12">${label}</text>` +
-        `<rect x="${left}" y="${y}" width="${w}" height="${barHeight}" fill="#3b6ea5"/>` +
-        `<text x="${left + w + 6}" y="${y + 17}" font-size="12">${r.requestsPerSecond} req/s</text>`
-      );
-    })
-    .join('\n  ');
-  const height = 60 + results.length * (barHeight + 10);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">
-  <text x="10" y="22" font-size="14" font-weight="bold">ledgerkey: requests per second (higher is better)</text>
-  ${rows}
-</svg>
-`;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
+function skipped(name: string, label: string, reason: string): Figures {
+  return {
+    name,
+    label,
+    requestsPerSecond: 0,
+    p50Ms: 0,
+    p99Ms: 0,
+    errors: 0,
+    completed: 0,
+    seconds: 0,
+    skipped: reason,
+  };
 }
 
 main().catch((error: unknown) => {
+  killAll();
   console.error(error);
   process.exit(1);
 });

@@ -174,10 +174,11 @@ describe('bad input never yields a 5xx', () => {
       await expectNothingStored(company);
     });
 
-    it('the same on a route without a key: an array for POST /admin/companies names body, not "0"', async () => {
+    it('the same on the operators\' route: an array for POST /admin/companies names body, not "0"', async () => {
       const response = await t.http
         .post('/admin/companies')
         .set('Authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+        .set('Idempotency-Key', newKey())
         .set('Content-Type', 'application/json')
         .send('[{"name":"UAB Pardavėjas","countryCode":"LT","currency":"EUR"}]');
       expect(expectProblem(response, 400, 'validation_failed').errors).toEqual([

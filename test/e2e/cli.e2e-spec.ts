@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startTestApp, type TestApp } from '../support/test-app';
-import { testDatabaseUrl } from '../support/test-database';
+import type { Pool } from 'pg';
+import { aCompany } from '../support/company.builder';
+import { startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../support/test-app';
+import { testDatabasePool, testDatabaseUrl } from '../support/test-database';
 import { TEST_SECRETS_KEY } from '../support/test-secrets';
 
 const run = promisify(execFile);
@@ -22,24 +25,43 @@ function cli(args: string[]) {
   });
 }
 
+function companyCreate(name: string, key: string | undefined, extra: string[] = ['--json']) {
+  const keyArgs = key === undefined ? [] : ['--idempotency-key', key];
+  return cli([
+    'company:create',
+    '--name',
+    name,
+    '--country',
+    'LT',
+    '--currency',
+    'EUR',
+    ...keyArgs,
+    ...extra,
+  ]);
+}
+
 describe('operator CLI', () => {
   let t: TestApp;
+  let db: Pool;
   beforeAll(async () => {
     t = await startTestApp();
+    db = testDatabasePool();
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await db.end();
+    await t.close();
+  });
+
+  async function companiesNamed(name: string): Promise<number> {
+    const { rows } = await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM companies WHERE name = $1',
+      [name],
+    );
+    return rows[0].n;
+  }
 
   it('company:create --json prints { companyId, apiKey }, and the key works', async () => {
-    const { stdout } = await cli([
-      'company:create',
-      '--name',
-      'UAB CLI',
-      '--country',
-      'LT',
-      '--currency',
-      'EUR',
-      '--json',
-    ]);
+    const { stdout } = await companyCreate('UAB CLI', `cli-${randomUUID()}`);
 
     const created = JSON.parse(stdout) as { companyId: string; apiKey: string };
     expect(Object.keys(created).sort()).toEqual(['apiKey', 'companyId']);
@@ -49,9 +71,80 @@ describe('operator CLI', () => {
     expect(list.body).toEqual({ object: 'list', data: [], hasMore: false });
   }, 60_000);
 
+  it('run again with the same --idempotency-key, it prints the same JSON and creates nothing new', async () => {
+    const name = `UAB CLI ${randomUUID()}`;
+    const key = `cli-${randomUUID()}`;
+
+    const first = await companyCreate(name, key);
+    const retry = await companyCreate(name, key);
+    const human = await companyCreate(name, key, []);
+
+    expect(retry.stdout).toBe(first.stdout);
+    const { companyId, apiKey } = JSON.parse(first.stdout) as { companyId: string; apiKey: string };
+    expect(human.stdout).toContain(`company ${companyId}\napi key ${apiKey}\n`);
+    expect(human.stdout).toContain('nothing new was created');
+    expect(await companiesNamed(name)).toBe(1);
+  }, 60_000);
+
+  it('shares its keys with POST /admin/companies: the route replays what the CLI created', async () => {
+    const company = aCompany();
+    const key = `cli-${randomUUID()}`;
+    const { stdout } = await companyCreate(company.build().name, key);
+
+    const replay = await t.http
+      .post('/admin/companies')
+      .set('Authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+      .set('Idempotency-Key', key)
+      .send(company.build());
+
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(`${replay.text}\n`).toBe(stdout);
+    expect(await companiesNamed(company.build().name)).toBe(1);
+  }, 60_000);
+
+  it('the same key with other input exits 1 with idempotency_key_reused wording; nothing is created', async () => {
+    const key = `cli-${randomUUID()}`;
+    await companyCreate(`UAB CLI ${randomUUID()}`, key);
+    const other = `UAB CLI ${randomUUID()}`;
+
+    await expect(companyCreate(other, key)).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('Idempotency-Key was already used with a different request payload.'),
+    });
+    expect(await companiesNamed(other)).toBe(0);
+  }, 60_000);
+
+  it.each([
+    ['without --idempotency-key', undefined, '--idempotency-key is required'],
+    ['with a key that is not visible ASCII', 'key with spaces', 'Idempotency-Key header is invalid'],
+  ])(
+    'refuses to run %s: exit code 1, nothing created',
+    async (_name, key, message) => {
+      const name = `UAB CLI ${randomUUID()}`;
+      await expect(companyCreate(name, key)).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining(message),
+      });
+      expect(await companiesNamed(name)).toBe(0);
+    },
+    60_000,
+  );
+
   it('refuses invalid input with exit code 1 and names the field', async () => {
     await expect(
-      cli(['company:create', '--name', 'UAB CLI', '--country', 'lt', '--currency', 'EUR', '--json']),
+      cli([
+        'company:create',
+        '--name',
+        'UAB CLI',
+        '--country',
+        'lt',
+        '--currency',
+        'EUR',
+        '--idempotency-key',
+        `cli-${randomUUID()}`,
+        '--json',
+      ]),
     ).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('countryCode') });
   }, 60_000);
 });

@@ -188,7 +188,12 @@ describe('concurrent invoice creation', () => {
     async () => {
       const company = await t.newCompany();
       const key = newKey('same-key');
-      const body = anInvoice().withOrderId().withLine({ quantity: '3', unitPrice: 1999 }).build();
+      // Slow, so that requests overlap the running first one (a finished key answers at once).
+      const body = anInvoice()
+        .withOrderId()
+        .withLine({ quantity: '3', unitPrice: 1999 })
+        .with({ notes: SLOW_MARKER })
+        .build();
 
       const answers = await Promise.all(Array.from({ length: 50 }, () => post(company, key, body)));
 
@@ -226,6 +231,31 @@ describe('concurrent invoice creation', () => {
       expect(retry.status).toBe(201);
       expect(retry.replayed).toBe(true);
       expect(retry.text).toBe(original.text);
+      await expectConsistentBooks(company, 1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'answers all 20 simultaneous retries of a finished key with the replay, byte-identical: none gets 409',
+    async () => {
+      const company = await t.newCompany();
+      const key = newKey('finished-key');
+      const body = anInvoice().withOrderId().withLine().build();
+      const original = await post(company, key, body);
+      expect(original.status).toBe(201);
+
+      const retries = await Promise.all(Array.from({ length: 20 }, () => post(company, key, body)));
+
+      expect(retries.map((retry) => retry.status)).toEqual(Array(20).fill(201));
+      for (const retry of retries) {
+        expect(retry.headers.get('idempotent-replayed')).toBe('true');
+        expect(retry.text).toBe(original.text);
+        expect(retry.headers.get('location')).toBe(original.headers.get('location'));
+        expect(retry.headers.get('idempotency-key-expires')).toBe(
+          original.headers.get('idempotency-key-expires'),
+        );
+      }
       await expectConsistentBooks(company, 1);
     },
     TEST_TIMEOUT_MS,

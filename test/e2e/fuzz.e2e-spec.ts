@@ -351,11 +351,14 @@ describe('fuzzing every route with hostile input', () => {
 
   /** Sends a create (admin routes authenticate with the operator token, others with the company key). */
   function post(route: string, json: string) {
-    const request = t.http.post(route).set('Content-Type', 'application/json');
+    const request = t.http
+      .post(route)
+      .set('Content-Type', 'application/json')
+      .set('Idempotency-Key', `fuzz-${Math.random()}`);
     return (
       route === '/admin/companies'
         ? request.set('Authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
-        : request.set(company.auth).set('Idempotency-Key', `fuzz-${Math.random()}`)
+        : request.set(company.auth)
     ).send(json);
   }
 

@@ -411,6 +411,37 @@ describe('idempotency of POST /v1/sales/invoices/create', () => {
     });
   });
 
+  describe('answers that carry a secret', () => {
+    it('are stored through the response sealer (webhook endpoint create); an invoice is not', async () => {
+      const company = await t.newCompany();
+      const endpointKey = newKey('endpoint');
+      const endpoint = await t.http
+        .post('/v1/webhook-endpoints/create')
+        .set(company.auth)
+        .set('Idempotency-Key', endpointKey)
+        .send({ url: 'https://example.com/hook', enabledEvents: ['*'] });
+      expect(endpoint.status).toBe(201);
+      const invoiceKey = newKey('invoice');
+      expect((await create(company, invoiceKey, anInvoice().withLine().build())).status).toBe(201);
+
+      const { rows } = await db.query<{ operation: string; response_sealed: boolean }>(
+        `SELECT operation, response_sealed FROM idempotency_records WHERE company_id = $1 ORDER BY operation`,
+        [company.companyId],
+      );
+      expect(rows).toEqual([
+        { operation: OPERATION, response_sealed: false },
+        { operation: 'webhook-endpoints.create', response_sealed: true },
+      ]);
+      const replay = await t.http
+        .post('/v1/webhook-endpoints/create')
+        .set(company.auth)
+        .set('Idempotency-Key', endpointKey)
+        .send({ url: 'https://example.com/hook', enabledEvents: ['*'] });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.text).toBe(endpoint.text);
+    });
+  });
+
   describe('scope', () => {
     it('the same key in two companies makes two independent invoices, neither a replay', async () => {
       const companyA = await t.newCompany();

@@ -223,8 +223,13 @@ describe('delivery statistics', () => {
   async function anEvent(ageSeconds: number): Promise<string> {
     const id = randomUUID();
     await client.query(
-      `INSERT INTO events (id, company_id, type, data, created_at)
-       VALUES ($1, $2, 'invoice.created', '{"object":{}}', now() - make_interval(secs => $3))`,
+      `WITH next AS (
+         INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
+         ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1 RETURNING last_position
+       )
+       INSERT INTO events (id, company_id, position, type, data, created_at)
+       SELECT $1, $2, next.last_position, 'invoice.created', '{"object":{}}', now() - make_interval(secs => $3)
+         FROM next`,
       [id, companyId, ageSeconds],
     );
     return id;

@@ -47,8 +47,9 @@ async function storeRecords(
 ): Promise<void> {
   await db.query(
     `INSERT INTO idempotency_records
-       (company_id, operation, idempotency_key, fingerprint, response_status, response_body, created_at, expires_at)
-     SELECT $1, $2, $3 || '-' || g, sha256(convert_to($3 || g, 'UTF8')), 201, '{}',
+       (company_id, operation, idempotency_key, fingerprint, state, response_status, response_headers,
+        response_body, created_at, expires_at)
+     SELECT $1, $2, $3 || '-' || g, sha256(convert_to($3 || g, 'UTF8')), 'completed', 201, '{}', '{}',
             $4::timestamptz - interval '1 day', $4::timestamptz + g * interval '1 second'
        FROM generate_series(1, $5) AS g`,
     [company.companyId, OPERATION, prefix, firstExpiry, count],
@@ -175,6 +176,33 @@ describe('purgeExpiredIdempotencyRecords', () => {
     }
     expect(await purgeExpiredIdempotencyRecords(db)).toBeGreaterThanOrEqual(1);
     expect(await keysOf(company)).toEqual([]);
+  });
+
+  it('never purges an unfinished operation, however old: it is resumed, not forgotten', async () => {
+    const company = await t.newCompany();
+    const prefix = newKey('unfinished');
+    await db.query(
+      `INSERT INTO idempotency_records
+         (company_id, operation, idempotency_key, fingerprint, state, lease_expires_at, recovery_point,
+          response_headers, created_at, expires_at)
+       VALUES ($1, $2, $3 || '-leased', sha256('a'), 'in_progress', $4::timestamptz, 'charge_requested',
+               NULL, $4::timestamptz, $4::timestamptz),
+              ($1, $2, $3 || '-retryable', sha256('b'), 'failed_retryable', NULL, 'charge_requested',
+               NULL, $4::timestamptz, $4::timestamptz)`,
+      [company.companyId, 'test.payments.create', prefix, LONG_AGO],
+    );
+    await storeRecords(company, newKey('expired'), 2, LONG_AGO);
+
+    expect(await purgeExpiredIdempotencyRecords(db)).toBeGreaterThanOrEqual(2);
+
+    const { rows } = await db.query<{ idempotency_key: string; state: string }>(
+      `SELECT idempotency_key, state FROM idempotency_records WHERE company_id = $1 ORDER BY idempotency_key`,
+      [company.companyId],
+    );
+    expect(rows).toEqual([
+      { idempotency_key: `${prefix}-leased`, state: 'in_progress' },
+      { idempotency_key: `${prefix}-retryable`, state: 'failed_retryable' },
+    ]);
   });
 
   it('runs on a TypeORM DataSource as well as on a pg pool', async () => {

@@ -56,9 +56,14 @@ describe('secrets at rest: boot sealing, the shared key file, rotation', () => {
   async function anEvent(): Promise<string> {
     const eventId = randomUUID();
     await db.query(
-      `WITH event AS (
-         INSERT INTO events (id, company_id, type, data, created_at)
-         VALUES ($1::uuid, $2, 'invoice.created', json_build_object('object', json_build_object('id', $1::text)), now())
+      `WITH next AS (
+         INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
+         ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1 RETURNING last_position
+       ), event AS (
+         INSERT INTO events (id, company_id, position, type, data, created_at)
+         SELECT $1::uuid, $2, next.last_position, 'invoice.created',
+                json_build_object('object', json_build_object('id', $1::text)), now()
+           FROM next
          RETURNING id
        )
        SELECT graphile_worker.add_job('fan_out_event', json_build_object('eventId', id), job_key := 'fan_out:' || id)

@@ -196,10 +196,10 @@ describe('text bounds: one length, in code points, from validation to CHECK', ()
   });
 
   function send(route: string, body: Body) {
-    const request = t.http.post(route);
+    const request = t.http.post(route).set('Idempotency-Key', newKey());
     return route === COMPANIES
       ? request.set('Authorization', `Bearer ${TEST_ADMIN_TOKEN}`).send(body)
-      : request.set(company.auth).set('Idempotency-Key', newKey()).send(body);
+      : request.set(company.auth).send(body);
   }
 
   function idOf(route: string, body: { id?: string; companyId?: string }): string {

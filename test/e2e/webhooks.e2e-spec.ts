@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { JobRunner } from '../../apps/worker/src/job-runner';
 import { anInvoice, newKey } from '../support/invoice.builder';
+import { columnsContaining } from '../support/stored-text-scan';
 import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
 import { testDatabasePool, testDatabaseUrl } from '../support/test-database';
 import { testSecretBox } from '../support/test-secrets';
@@ -296,11 +297,8 @@ describe('webhook delivery (worker in the API process)', () => {
     expect((await t.http.get('/v1/webhook-endpoints/not-an-id').set(company.auth)).status).toBe(404);
   });
 
-  // DEPENDS ON the idempotency core's ResponseSealer being wired with the SecretBox
-  // (replayBodySealer in apps/api/src/replay-body-sealer.ts, on the webhook create route): until
-  // then the stored replay body (idempotency_records.response_body) holds the secret in clear and
-  // this test fails. Enable it (remove `.skip`) with that wiring.
-  it.skip('after a create and its replay, no column of any table holds the webhook secret in clear', async () => {
+  // The stored replay body (idempotency_records.response_body) is sealed too (replayBodySealer).
+  it('after a create and its replay, no column of any table holds the webhook secret in clear', async () => {
     const company = await t.newCompany();
     const target = await receiver();
     const key = newKey('endpoint');
@@ -314,29 +312,7 @@ describe('webhook delivery (worker in the API process)', () => {
     const secret = created.body.secret as string;
     // Two pieces of the random part: found whether stored with or without the prefix, in JSON or not.
     const needles = [secret.slice(6, 22), secret.slice(-17, -1)];
-    const { rows: columns } = await db.query<{ schema: string; table: string; column: string; type: string }>(
-      `SELECT c.table_schema AS schema, c.table_name AS table, c.column_name AS column, c.data_type AS type
-         FROM information_schema.columns c
-         JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-        WHERE t.table_type = 'BASE TABLE'
-          AND c.table_schema NOT IN ('pg_catalog', 'information_schema')
-          AND c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb', 'ARRAY', 'bytea')`,
-    );
-    expect(columns.map((column) => `${column.table}.${column.column}`)).toEqual(
-      expect.arrayContaining(['webhook_endpoints.secret', 'idempotency_records.response_body']),
-    );
-    const found: string[] = [];
-    const quote = (name: string): string => `"${name.replaceAll('"', '""')}"`;
-    for (const { schema, table, column, type } of columns) {
-      const text = type === 'bytea' ? `encode(${quote(column)}, 'escape')` : `${quote(column)}::text`;
-      const { rows } = await db.query<{ hits: number }>(
-        `SELECT count(*)::int AS hits FROM ${quote(schema)}.${quote(table)}
-          WHERE strpos(${text}, $1) > 0 OR strpos(${text}, $2) > 0`,
-        needles,
-      );
-      if (rows[0].hits > 0) found.push(`${schema}.${table}.${column}`);
-    }
-    expect(found).toEqual([]);
+    expect(await columnsContaining(db, needles)).toEqual([]);
   });
 
   it('delivers a signed invoice.created; after two failures the retry succeeds with the same webhook-id', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -156,7 +157,11 @@ function spawnApi(env: Record<string, string>, startTimeoutMs: number): Promise<
 async function createCompany(baseUrl: string): Promise<TestCompany> {
   const response = await fetch(`${baseUrl}/admin/companies`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${API_PROCESS_ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    headers: {
+      Authorization: `Bearer ${API_PROCESS_ADMIN_TOKEN}`,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': `test-company-${randomUUID()}`,
+    },
     body: JSON.stringify({ name: 'Test Company', countryCode: 'LT', currency: 'EUR' }),
   });
   const text = await response.text();

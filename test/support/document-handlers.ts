@@ -62,7 +62,7 @@ export class DocumentHandlers {
   /** The events the company's documents appended, oldest first, with the document they carry. */
   eventsOf(companyId: string): Promise<Array<{ type: string; object: unknown }>> {
     return this.query(
-      `SELECT type, data->'object' AS object FROM events WHERE company_id = $1 ORDER BY seq`,
+      `SELECT type, data->'object' AS object FROM events WHERE company_id = $1 ORDER BY position`,
       [companyId],
     );
   }

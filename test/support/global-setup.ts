@@ -1,22 +1,17 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
-import {
-  createDataSource,
-  quoteIdentifier,
-  runMigrations,
-  startEmbeddedPostgres,
-} from '../../libs/database/src';
 // Direct file import: globalSetup runs outside Jest's module mapper, so no @ledgerkey aliases here.
-import { installJobQueue } from '../../libs/outbox/src/job-queue';
-import { MIGRATIONS } from '../../migrations';
+import { startEmbeddedPostgres } from '../../libs/database/src';
+import { createMigratedDatabase } from './migrated-database';
 import { TEST_DATABASE_ENV, type TestDatabaseState } from './test-database';
 
 /**
- * One fresh, migrated database per test run: on the server named by DATABASE_URL when set
- * (CI also runs the suite against the machine's PostgreSQL), else on an embedded server in a
- * temporary folder. Tests isolate themselves further by using a fresh company each.
+ * One fresh, migrated database per test run, shared by the e2e and handler projects (Jest runs a
+ * global setup module once however many projects name it): on the server named by DATABASE_URL
+ * when set (CI also runs the suite against the machine's PostgreSQL), else on an embedded server
+ * in a temporary folder. Tests isolate themselves further by using a fresh company (or key
+ * scope) each.
  */
 export default async function globalSetup(): Promise<void> {
   const name = `ledgerkey_test_${Date.now()}_${process.pid}`;
@@ -30,22 +25,6 @@ export default async function globalSetup(): Promise<void> {
     (globalThis as { __embeddedPostgres?: unknown }).__embeddedPostgres = embedded;
     state.adminUrl = embedded.url;
   }
-  const admin = new Client({ connectionString: state.adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${quoteIdentifier(name)}`);
-  await admin.end();
-  const url = new URL(state.adminUrl);
-  url.pathname = `/${name}`;
-  state.url = url.toString();
-
-  const dataSource = await createDataSource({
-    url: state.url,
-    poolSize: 2,
-    applicationName: 'ledgerkey-test-setup',
-    migrations: MIGRATIONS,
-  }).initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
-  await installJobQueue(state.url);
+  state.url = await createMigratedDatabase(state.adminUrl, name);
   process.env[TEST_DATABASE_ENV] = JSON.stringify(state);
 }

@@ -1,8 +1,4 @@
-import { Client } from 'pg';
-import type { MigrationInterface } from 'typeorm';
-import { createDataSource, quoteIdentifier, runMigrations } from '../../libs/database/src';
-import { installJobQueue } from '../../libs/outbox/src/job-queue';
-import { MIGRATIONS } from '../../migrations';
+import { createMigratedDatabase, dropDatabase, type MigratedDatabaseOptions } from './migrated-database';
 import { testDatabaseState } from './test-database';
 
 export interface IsolatedDatabase {
@@ -10,12 +6,7 @@ export interface IsolatedDatabase {
   drop(): Promise<void>;
 }
 
-export interface IsolatedDatabaseOptions {
-  /** Applied in order; default: all of them (a migration test passes the ones before its own). */
-  migrations?: Array<new () => MigrationInterface>;
-  /** Install the job queue's schema (default true). */
-  jobQueue?: boolean;
-}
+export type IsolatedDatabaseOptions = MigratedDatabaseOptions;
 
 /**
  * A fresh migrated database (with the job queue) of its own, on the test server. For suites
@@ -24,32 +15,10 @@ export interface IsolatedDatabaseOptions {
  */
 export async function createIsolatedDatabase(
   label: string,
-  { migrations = MIGRATIONS, jobQueue = true }: IsolatedDatabaseOptions = {},
+  options: IsolatedDatabaseOptions = {},
 ): Promise<IsolatedDatabase> {
   const state = testDatabaseState();
   const name = `${state.name}_${label}`;
-  const admin = new Client({ connectionString: state.adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${quoteIdentifier(name)}`);
-  await admin.end();
-  const url = new URL(state.adminUrl);
-  url.pathname = `/${name}`;
-  const dataSource = await createDataSource({
-    url: url.toString(),
-    poolSize: 2,
-    applicationName: 'ledgerkey-test-setup',
-    migrations,
-  }).initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
-  if (jobQueue) await installJobQueue(url.toString());
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new Client({ connectionString: state.adminUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`);
-      await client.end();
-    },
-  };
+  const url = await createMigratedDatabase(state.adminUrl, name, options);
+  return { url, drop: () => dropDatabase(state.adminUrl, name) };
 }

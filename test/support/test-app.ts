@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { loadConfig } from '../../apps/api/src/config';
@@ -53,6 +54,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       const response = await http
         .post('/admin/companies')
         .set('Authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+        .set('Idempotency-Key', `test-company-${randomUUID()}`)
         .send({ name: 'Test Company', countryCode: 'LT', currency: 'EUR', ...overrides });
       if (response.status !== 201)
         throw new Error(`company creation failed: ${response.status} ${response.text}`);

@@ -6,11 +6,11 @@ import { InvoicingModule } from '@ledgerkey/invoicing';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PurchasingModule } from '@ledgerkey/purchasing';
-import { SecretsModule } from '@ledgerkey/secrets';
+import { SecretBox, SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import { WebhooksModule } from '@ledgerkey/webhooks';
 import type { Request } from 'express';
-import { ClsModule } from 'nestjs-cls';
+import { ClsModule, ClsService } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
 import { JobRunnerModule } from '../../worker/src/job-runner.module';
 import { webhookOptionsOf } from '../../worker/src/worker-config';
@@ -29,9 +29,10 @@ import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
-import { renderProblem, problemCodeOf } from './problem-details';
+import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
+import { replayBodySealer } from './replay-body-sealer';
 import { ProblemDetailsFilter } from './problem-details.filter';
-import { requestIdFor, requestIdOf } from './request-id';
+import { requestIdFor } from './request-id';
 import { requestValidationPipe } from './request-validation';
 
 @Module({})
@@ -57,6 +58,7 @@ export class AppModule {
           url: database.url,
           afterClose: database.embedded?.stop,
           poolSize: config.databasePoolSize,
+          statementTimeoutMs: config.databaseStatementTimeoutMs,
           applicationName: 'ledgerkey-api',
           migrations: MIGRATIONS,
         }),
@@ -71,22 +73,32 @@ export class AppModule {
         JobRunnerModule,
         IdempotencyModule.forRootAsync({
           imports: [MetricsModule],
-          inject: [IdempotencyMetrics],
-          useFactory: (metrics: IdempotencyMetrics) => ({
+          inject: [IdempotencyMetrics, ClsService, SecretBox],
+          useFactory: (metrics: IdempotencyMetrics, cls: ClsService, secrets: SecretBox) => ({
             ttlSeconds: config.idempotencyKeyTtlSeconds,
             benchmarkBypass: config.benchmarkDisableIdempotency,
             observer: metrics,
+            // Seals the stored answers of `sensitiveResponse` routes (API keys, signing secrets).
+            sealer: replayBodySealer(secrets),
             resolveScope: (request) => {
               const company = companyOf(request);
               return { tenantId: company.id, context: company };
             },
             validateBody: (body, dto) =>
               requestValidationPipe.transform(body, { type: 'body', metatype: dto }) as Promise<object>,
-            renderOutcome: (error, request) => {
-              if (problemCodeOf(error) === undefined) return null;
-              const problem = renderProblem(error, requestIdOf(request));
-              if (problem.status >= 500) return null;
-              return { status: problem.status, headers: problem.headers, body: JSON.stringify(problem.body) };
+            classifier: {
+              // A known domain error below 500 is a business outcome: its problem is stored and
+              // replayed, with the first request's id.
+              classify: (error) => {
+                if (problemCodeOf(error) === undefined) return null;
+                const problem = renderProblem(error, cls.getId());
+                if (problem.status >= 500) return null;
+                return {
+                  status: problem.status,
+                  headers: { ...problem.headers, 'Content-Type': PROBLEM_CONTENT_TYPE },
+                  body: JSON.stringify(problem.body),
+                };
+              },
             },
           }),
         }),

@@ -2,8 +2,10 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CreateCompanyDto, CreateCompanyHandler } from '@ledgerkey/tenancy';
+import { IdempotencyError, IdempotentExecutor, parseIdempotencyKey } from '@ledgerkey/idempotency';
+import { CreateCompanyDto, CreateCompanyHandler, type CreatedCompanyView } from '@ledgerkey/tenancy';
 import { ClsService } from 'nestjs-cls';
+import { createCompanyOnce } from './admin/create-company.operation';
 import { AppModule } from './app.module';
 import { ConfigError, loadConfig } from './config';
 import { prepareDatabase } from './database-bootstrap';
@@ -11,7 +13,11 @@ import { requestValidationPipe } from './request-validation';
 
 const USAGE = `usage:
   npm run cli -- migrate
-  npm run cli -- company:create --name NAME --country CC --currency CUR [--json]`;
+  npm run cli -- company:create --name NAME --country CC --currency CUR --idempotency-key KEY [--json]
+
+company:create is idempotent like POST /admin/companies (and shares its keys): run it again with
+the same --idempotency-key and input after a failure or a lost output, and it prints the same
+company and API key instead of creating a second one.`;
 
 /** Operator commands. Same configuration, database and use cases as the API. */
 async function main(argv: string[]): Promise<void> {
@@ -33,10 +39,15 @@ async function main(argv: string[]): Promise<void> {
           name: { type: 'string' },
           country: { type: 'string' },
           currency: { type: 'string' },
+          'idempotency-key': { type: 'string' },
           json: { type: 'boolean', default: false },
         },
         strict: true,
       });
+      if (values['idempotency-key'] === undefined) {
+        throw new CliError(`--idempotency-key is required (one key per company to create)\n${USAGE}`);
+      }
+      const key = parseIdempotencyKey(values['idempotency-key']);
       const dto = (await requestValidationPipe.transform(
         { name: values.name, countryCode: values.country, currency: values.currency },
         { type: 'body', metatype: CreateCompanyDto },
@@ -46,11 +57,20 @@ async function main(argv: string[]): Promise<void> {
         logger: ['error', 'warn'],
       });
       try {
-        const created = await app.get(ClsService).run(() => app.get(CreateCompanyHandler).execute(dto));
+        // The same protocol, operation and key scope as POST /admin/companies, without HTTP.
+        const answer = await app
+          .get(ClsService)
+          .run(() => createCompanyOnce(app.get(IdempotentExecutor), app.get(CreateCompanyHandler), key, dto));
+        if (answer.status >= 300) throw new CliError(`company:create was refused: ${answer.body}`);
+        const created = JSON.parse(answer.body) as CreatedCompanyView;
+        const replayed = answer.outcome === 'replayed';
         process.stdout.write(
           values.json
-            ? `${JSON.stringify(created)}\n`
-            : `company ${created.companyId}\napi key ${created.apiKey}  (shown once)\n`,
+            ? `${answer.body}\n`
+            : `company ${created.companyId}\napi key ${created.apiKey}\n` +
+                (replayed
+                  ? `(created earlier with idempotency key ${key}; nothing new was created)\n`
+                  : `(keep it now: it is shown again only to a retry with this idempotency key, until ${answer.headers['Idempotency-Key-Expires']})\n`),
         );
       } finally {
         await app.close();
@@ -58,16 +78,17 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     default:
-      throw new UsageError(USAGE);
+      throw new CliError(USAGE);
   }
 }
 
-class UsageError extends Error {}
+/** An error whose message is all the operator needs (no stack). */
+class CliError extends Error {}
 
 main(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof UsageError) {
+    if (error instanceof ConfigError || error instanceof CliError || error instanceof IdempotencyError) {
       process.stderr.write(`${error.message}\n`);
     } else if (error instanceof Error && 'errors' in error) {
       process.stderr.write(`${error.message}\n${JSON.stringify((error as { errors: unknown }).errors)}\n`);

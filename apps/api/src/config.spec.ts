@@ -8,6 +8,7 @@ describe('loadConfig', () => {
       databaseUrl: undefined,
       dataDir: '.data',
       databasePoolSize: 10,
+      databaseStatementTimeoutMs: 30_000,
       adminApiToken: undefined,
       idempotencyKeyTtlSeconds: 86_400,
       requestBodyLimitBytes: 1_048_576,
@@ -23,6 +24,7 @@ describe('loadConfig', () => {
       secretsKey: undefined,
       secretsKeyPrevious: undefined,
       benchmarkDisableIdempotency: false,
+      shutdownTimeoutMs: 10_000,
     });
   });
 
@@ -73,6 +75,15 @@ describe('loadConfig', () => {
     expect(problemsOf({ SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: key })).toEqual([
       'SECRETS_KEY_PREVIOUS must differ from SECRETS_KEY',
     ]);
+  });
+
+  it('reads the database statement timeout and the shutdown bound', () => {
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '1500', SHUTDOWN_TIMEOUT_MS: '4000' })).toMatchObject({
+      databaseStatementTimeoutMs: 1500,
+      shutdownTimeoutMs: 4000,
+    });
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS/);
+    expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '10s' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
   });
 
   it('reads the worker and webhook variables', () => {

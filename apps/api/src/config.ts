@@ -12,6 +12,8 @@ export interface AppConfig {
   databaseUrl: string | undefined;
   dataDir: string;
   databasePoolSize: number;
+  /** Longest a statement (a lock wait included) may run before it is canceled; 503 + Retry-After. */
+  databaseStatementTimeoutMs: number;
   adminApiToken: string | undefined;
   idempotencyKeyTtlSeconds: number;
   requestBodyLimitBytes: number;
@@ -35,6 +37,8 @@ export interface AppConfig {
   secretsKeyPrevious: Buffer | undefined;
   /** BENCHMARK_DISABLE_IDEMPOTENCY: benchmark only, measures the idempotency layer's cost. */
   benchmarkDisableIdempotency: boolean;
+  /** A stop (SIGTERM, SIGINT) ends the process within this bound, whatever the database does. */
+  shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -127,6 +131,7 @@ export function loadConfig(env: Env): AppConfig {
     databaseUrl,
     dataDir: optional('DATA_DIR') ?? '.data',
     databasePoolSize: integer('DATABASE_POOL_SIZE', 10, 1, 200),
+    databaseStatementTimeoutMs: integer('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     adminApiToken,
     idempotencyKeyTtlSeconds: integer('IDEMPOTENCY_KEY_TTL', 86_400, 1, 31 * 86_400),
     requestBodyLimitBytes: integer('REQUEST_BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
@@ -145,6 +150,7 @@ export function loadConfig(env: Env): AppConfig {
     secretsKey: secretsKeyCurrent,
     secretsKeyPrevious,
     benchmarkDisableIdempotency: boolean('BENCHMARK_DISABLE_IDEMPOTENCY', false),
+    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

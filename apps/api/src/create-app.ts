@@ -24,7 +24,6 @@ export async function createApp(
   app.use(jsonBody(config.requestBodyLimitBytes));
   app.disable('x-powered-by');
   setupOpenApi(app);
-  app.enableShutdownHooks();
   return app;
 }
 

@@ -1,9 +1,11 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from './config';
 import { createApp, logLevels } from './create-app';
 import { prepareDatabase } from './database-bootstrap';
 import { ensureDemoCompany } from './demo-company';
+import { closeHttpServer, stopOnSignals } from './shutdown';
 import { JobRunner } from '../../worker/src/job-runner';
 import { jobRunnerOptionsOf } from '../../worker/src/worker-config';
 
@@ -13,6 +15,25 @@ async function main(): Promise<void> {
   const logger = new Logger('ledgerkey');
   const database = await prepareDatabase(config, logger);
   const app = await createApp(config, database);
+  const { embedded } = database;
+  // A stop ends within SHUTDOWN_TIMEOUT_MS whatever the database does: HTTP stops taking requests
+  // and answers the in-flight ones while the job runner lets its jobs finish; then the pool
+  // closes, then the embedded server stops. A step still waiting at its share of the bound is
+  // given up on (e.g. a query to a database that is gone), so the next one still runs.
+  stopOnSignals(
+    [
+      {
+        until: 0.6,
+        steps: [
+          { name: 'HTTP server (in-flight requests)', run: () => closeHttpServer(app.getHttpServer()) },
+          { name: 'job runner (running jobs)', run: () => app.get(JobRunner).stop() },
+        ],
+      },
+      { until: 0.8, steps: [{ name: 'database pool', run: () => app.get(DataSource).destroy() }] },
+      { until: 1, steps: embedded ? [{ name: 'embedded PostgreSQL', run: () => embedded.stop() }] : [] },
+    ],
+    { timeoutMs: config.shutdownTimeoutMs, logger },
+  );
   await app.listen(config.port, config.host);
   // Zero-setup: the job worker (webhook delivery) runs in this process unless RUN_WORKER=false.
   if (config.runWorker) await app.get(JobRunner).start(jobRunnerOptionsOf(config, database.url));

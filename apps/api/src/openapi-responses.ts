@@ -199,8 +199,9 @@ function addCommonErrors(operation: OperationObject): void {
   if (!responses['503']) {
     responses['503'] = {
       description:
-        'The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. ' +
-        'Retry with the same Idempotency-Key.',
+        'The database is unreachable, or could not complete the request in time: a lock wait past the ' +
+        'statement timeout, a serialization failure or a deadlock (`service_unavailable`, with ' +
+        '`Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.',
       headers: {
         'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
       },
@@ -212,6 +213,8 @@ function describeProblem(status: number, response: ResponseObject): void {
   const named = [...response.description.matchAll(/`([a-z_]+)`/g)]
     .map((match) => match[1] as ProblemCode)
     .filter((code) => PROBLEM_KINDS[code]?.status === status);
+  // A response may name its main code as `example: { code }` (the idempotency decorator does):
+  // that code's example comes first; every example is rendered here, with our problem type URLs.
   const existing = response.content?.[PROBLEM_MEDIA_TYPE]?.example as { code?: ProblemCode } | undefined;
   const codes = new Set<ProblemCode>();
   if (existing?.code && PROBLEM_KINDS[existing.code]) codes.add(existing.code);
@@ -223,7 +226,7 @@ function describeProblem(status: number, response: ResponseObject): void {
   for (const code of codes) {
     examples[code] = {
       summary: PROBLEM_KINDS[code].title,
-      value: code === existing?.code ? existing : problemExample(code),
+      value: problemExample(code),
     };
   }
   response.content = {

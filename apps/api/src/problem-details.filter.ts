@@ -1,12 +1,11 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, Logger } from '@nestjs/common';
-import { JSON_CONTENT_TYPE, RecordedResponseReplay } from '@ledgerkey/idempotency';
 import type { Request, Response } from 'express';
 import { PROBLEM_CONTENT_TYPE, renderProblem } from './problem-details';
 import { requestIdOf } from './request-id';
 
 /**
- * The one place errors become HTTP: recorded idempotent responses are written verbatim;
- * everything else is rendered as problem+json. 5xx are logged once, with the cause.
+ * The one place errors become HTTP: every error is rendered as problem+json. 5xx are logged
+ * once, with the cause. (Recorded idempotent answers are written by the idempotency layer.)
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
@@ -17,16 +16,6 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const request = http.getRequest<Request>();
     if (response.headersSent) return;
-
-    if (error instanceof RecordedResponseReplay) {
-      const { status, headers, body } = error.recorded;
-      response
-        .status(status)
-        .set(headers)
-        .type(status < 300 ? JSON_CONTENT_TYPE : PROBLEM_CONTENT_TYPE)
-        .send(body);
-      return;
-    }
 
     const requestId = requestIdOf(request);
     if (!response.hasHeader('X-Request-Id')) response.setHeader('X-Request-Id', requestId);

@@ -1,6 +1,7 @@
 import { BadRequestException, NotFoundException } from '@nestjs/common';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '@ledgerkey/idempotency';
 import { OrderAlreadyInvoicedError } from '@ledgerkey/invoicing';
+import { QueryFailedError } from 'typeorm';
 import { renderProblem } from './problem-details';
 
 describe('renderProblem', () => {
@@ -70,5 +71,25 @@ describe('renderProblem', () => {
       detail: 'The database is not reachable; retry shortly.',
     });
     expect(JSON.stringify(problem.body)).not.toMatch(/ECONNREFUSED|5432/);
+  });
+
+  it.each([
+    ['a lock wait past statement_timeout', '57014'],
+    ['a lock timeout', '55P03'],
+    ['a serialization failure', '40001'],
+    ['a deadlock', '40P01'],
+  ])('answers 503 with Retry-After for %s, naming no internals', (_name, code) => {
+    const driverError = Object.assign(new Error('canceling statement (UPDATE document_sequences)'), { code });
+    const problem = renderProblem(
+      new QueryFailedError('UPDATE document_sequences', [], driverError),
+      'req_8',
+    );
+    expect(problem.status).toBe(503);
+    expect(problem.headers).toEqual({ 'Retry-After': '1' });
+    expect(problem.body).toMatchObject({
+      code: 'service_unavailable',
+      detail: 'The database could not complete the request in time; retry shortly.',
+    });
+    expect(JSON.stringify(problem.body)).not.toMatch(/document_sequences|canceling/);
   });
 });

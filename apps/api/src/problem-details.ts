@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { isConnectionLoss } from '@ledgerkey/database';
+import { isConnectionLoss, isTransientDatabaseFailure } from '@ledgerkey/database';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 export const PROBLEM_TYPE_BASE = 'https://docs.ledgerkey.dev/errors/';
@@ -79,15 +79,22 @@ function httpExceptionCode(status: number): ProblemCode {
 }
 
 /**
- * The database went away under a request (restart, failover): the request ran nothing that
- * lasts, and the same call succeeds once the database is back, so clients are told to retry.
+ * The database went away under a request (restart, failover), or aborted its statement for a
+ * reason of the moment (a lock wait past `statement_timeout`, `lock_timeout`, a serialization
+ * failure, a deadlock): the transaction rolled back, nothing lasts, and the same call may succeed
+ * shortly, so clients are told to retry.
  */
-class DatabaseUnreachableError extends Error {
+class TransientDatabaseError extends Error {
   readonly code = 'service_unavailable';
   readonly retryAfterSeconds = 1;
 
   constructor(cause: unknown) {
-    super('The database is not reachable; retry shortly.', { cause });
+    super(
+      isConnectionLoss(cause)
+        ? 'The database is not reachable; retry shortly.'
+        : 'The database could not complete the request in time; retry shortly.',
+      { cause },
+    );
   }
 }
 
@@ -97,17 +104,18 @@ export function problemCodeOf(error: unknown): ProblemCode | undefined {
   const code = (error as { code?: unknown }).code;
   if (isProblemCode(code)) return code;
   if (error instanceof HttpException) return httpExceptionCode(error.getStatus());
-  if (isConnectionLoss(error)) return 'service_unavailable';
+  if (isTransientDatabaseFailure(error)) return 'service_unavailable';
   return undefined;
 }
 
 /**
  * Renders an error as RFC 9457 problem details. Unknown errors become a bare 500 with no
  * message, stack or SQL. `detail` is the error's own message for expected outcomes only;
- * a lost database connection answers 503 in our words, with `Retry-After`.
+ * a transient database failure (lost connection, statement timeout, lock, serialization failure,
+ * deadlock) answers 503 in our words, with `Retry-After`.
  */
 export function renderProblem(thrown: unknown, requestId: string): RenderedProblem {
-  const error = databaseUnreachable(thrown) ? new DatabaseUnreachableError(thrown) : thrown;
+  const error = transientDatabaseFailure(thrown) ? new TransientDatabaseError(thrown) : thrown;
   const code = problemCodeOf(error) ?? 'internal_error';
   const kind: ProblemKind = PROBLEM_KINDS[code];
   const expected = kind.status < 500 || code === 'service_unavailable';
@@ -136,10 +144,10 @@ export function renderProblem(thrown: unknown, requestId: string): RenderedProbl
   return { status: kind.status, headers, body };
 }
 
-/** A connection-level failure that no code of ours has already turned into a problem. */
-function databaseUnreachable(error: unknown): boolean {
+/** A transient database failure that no code of ours has already turned into a problem. */
+function transientDatabaseFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return !isProblemCode(code) && !(error instanceof HttpException) && isConnectionLoss(error);
+  return !isProblemCode(code) && !(error instanceof HttpException) && isTransientDatabaseFailure(error);
 }
 
 /** Nest's own HTTP exceptions (unknown route, …) get our wording, not theirs. */

@@ -43,6 +43,7 @@ export class JobRunner implements BeforeApplicationShutdown {
   private pool: Pool | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
 
   constructor(
     private readonly fanOut: FanOutEventHandler,
@@ -82,14 +83,27 @@ export class JobRunner implements BeforeApplicationShutdown {
     this.sweepTimer.unref();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  beforeApplicationShutdown(): Promise<void> {
+    return this.stop();
+  }
+
+  /**
+   * Stops taking jobs, lets running ones finish, then ends the queue's pool. Idempotent: a second
+   * call returns the first one's promise. It waits as long as the running jobs (a webhook
+   * delivery: up to WEBHOOK_TIMEOUT_MS) and the database take; the process's stop bounds it.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopRunner();
+    return this.stopping;
+  }
+
+  private async stopRunner(): Promise<void> {
     clearInterval(this.sweepTimer);
-    await this.sweeping;
     const runner = this.runner;
     const pool = this.pool;
     this.runner = undefined;
     this.pool = undefined;
-    await runner?.stop();
+    await Promise.all([this.sweeping, runner?.stop()]);
     await pool?.end();
     process.off('unhandledRejection', this.survivesDatabaseRestart);
   }
@@ -99,10 +113,11 @@ export class JobRunner implements BeforeApplicationShutdown {
    * without awaiting the promise: when the database is unreachable at that moment (a restart),
    * the rejection is unhandled and Node would end the process. The job then stays locked, and the
    * lease sweep queues its work again (expired delivery leases, stale fan-outs), as for a dead
-   * worker. Any other unhandled rejection still ends the process.
+   * worker. Any other unhandled rejection still ends the process, unless it is stopping anyway.
    */
   private readonly survivesDatabaseRestart = (reason: unknown): void => {
-    if (!isConnectionLoss(reason)) throw reason;
+    // While stopping, whatever the database does (e.g. it was dropped) must not crash the stop.
+    if (!isConnectionLoss(reason) && this.stopping === undefined) throw reason;
     const message = reason instanceof Error ? reason.message : String(reason);
     this.logger.warn(`job queue could not release a job, the database is unreachable: ${message}`);
   };

@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig, type AppConfig } from '../../api/src/config';
 import { prepareDatabase } from '../../api/src/database-bootstrap';
+import { stopOnSignals } from '../../api/src/shutdown';
 import { JobRunner } from './job-runner';
 import { jobRunnerOptionsOf } from './worker-config';
 import { WorkerModule } from './worker.module';
@@ -25,11 +27,20 @@ async function main(): Promise<void> {
     ]);
   }
   Logger.overrideLogger(logLevels(config.logLevel));
-  const database = await prepareDatabase(config, new Logger('ledgerkey-worker'));
+  const logger = new Logger('ledgerkey-worker');
+  const database = await prepareDatabase(config, logger);
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, database), {
     logger: logLevels(config.logLevel),
   });
-  app.enableShutdownHooks();
+  // Within SHUTDOWN_TIMEOUT_MS whatever the database does: running jobs may finish, then the pool
+  // closes; a step still waiting at its share of the bound is given up on.
+  stopOnSignals(
+    [
+      { until: 0.8, steps: [{ name: 'job runner (running jobs)', run: () => app.get(JobRunner).stop() }] },
+      { until: 1, steps: [{ name: 'database pool', run: () => app.get(DataSource).destroy() }] },
+    ],
+    { timeoutMs: config.shutdownTimeoutMs, logger },
+  );
   await app.get(JobRunner).start(jobRunnerOptionsOf(config, database.url));
   process.stdout.write(
     `ledgerkey worker started (pid ${process.pid}, concurrency ${config.workerConcurrency})\n`,

@@ -20,6 +20,7 @@ export class WorkerModule {
         DatabaseModule.forRoot({
           url: database.url,
           poolSize: config.workerConcurrency + 2,
+          statementTimeoutMs: config.databaseStatementTimeoutMs,
           applicationName: 'ledgerkey-worker',
           migrations: MIGRATIONS,
         }),

@@ -6,10 +6,17 @@ export interface DatabaseOptions {
   poolSize: number;
   /** Shown in pg_stat_activity, so operators can tell api, worker and cli apart. */
   applicationName: string;
+  /**
+   * `statement_timeout` of every connection, lock waits included (default 30 s): a request never
+   * waits forever on a lock, it fails with SQLSTATE 57014 and its transaction rolls back.
+   */
+  statementTimeoutMs?: number;
   migrations: Array<new () => MigrationInterface>;
   /** Runs after the pool is closed at shutdown, e.g. to stop an embedded server. */
   afterClose?: () => Promise<void>;
 }
+
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 
 /**
  * The one DataSource factory: the API, the CLI and the migration runner all build their
@@ -30,8 +37,9 @@ export function createDataSource(options: DatabaseOptions): DataSource {
     extra: {
       max: options.poolSize,
       connectionTimeoutMillis: 10_000,
-      // A request never waits forever on a lock: the idempotency layer answers 409 instead.
-      statement_timeout: 30_000,
+      // A request never waits forever on a lock: a busy key answers 409 at once, and anything else
+      // that waits past the timeout is canceled (57014), which the API answers with 503 + Retry-After.
+      statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
       idle_in_transaction_session_timeout: 60_000,
     },
   });

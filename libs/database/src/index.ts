@@ -5,7 +5,12 @@ export { startEmbeddedPostgres, quoteIdentifier } from './embedded-postgres';
 export type { EmbeddedPostgresHandle, EmbeddedPostgresOptions } from './embedded-postgres';
 export { TransactionHost, Transactional, Propagation } from '@nestjs-cls/transactional';
 export type { TransactionalAdapterTypeOrm as TypeOrmTransactionalAdapter } from '@nestjs-cls/transactional-adapter-typeorm';
-export { isUniqueViolation, constraintName, isConnectionLoss } from './postgres-errors';
+export {
+  isUniqueViolation,
+  constraintName,
+  isConnectionLoss,
+  isTransientDatabaseFailure,
+} from './postgres-errors';
 export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';
 export { afterCursorSql, orderBySql, pageOf } from './keyset-page';

@@ -1,5 +1,5 @@
 import { QueryFailedError } from 'typeorm';
-import { isConnectionLoss } from './postgres-errors';
+import { isConnectionLoss, isTransientDatabaseFailure } from './postgres-errors';
 
 describe('isConnectionLoss', () => {
   it.each([
@@ -35,5 +35,32 @@ describe('isConnectionLoss', () => {
     ['a non-error', 'ECONNREFUSED'],
   ])('does not mistake %s for one', (_name, error) => {
     expect(isConnectionLoss(error)).toBe(false);
+  });
+});
+
+describe('isTransientDatabaseFailure', () => {
+  it.each([
+    ['a statement timeout (lock wait)', '57014', 'canceling statement due to statement timeout'],
+    ['a lock timeout', '55P03', 'canceling statement due to lock timeout'],
+    ['a serialization failure', '40001', 'could not serialize access due to concurrent update'],
+    ['a deadlock', '40P01', 'deadlock detected'],
+  ])('recognises %s, also inside TypeORM and cause wrappers', (_name, code, message) => {
+    const driverError = Object.assign(new Error(message), { code });
+    expect(isTransientDatabaseFailure(driverError)).toBe(true);
+    expect(isTransientDatabaseFailure(new QueryFailedError('SELECT 1', [], driverError))).toBe(true);
+    expect(isTransientDatabaseFailure(new Error('commit failed', { cause: driverError }))).toBe(true);
+  });
+
+  it('includes connection loss', () => {
+    expect(isTransientDatabaseFailure(new Error('Connection terminated unexpectedly'))).toBe(true);
+  });
+
+  it.each([
+    ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
+    ['a check violation', Object.assign(new Error('violates check constraint'), { code: '23514' })],
+    ['an undefined table', Object.assign(new Error('relation does not exist'), { code: '42P01' })],
+    ['a plain error', new Error('boom')],
+  ])('does not mistake %s for one', (_name, error) => {
+    expect(isTransientDatabaseFailure(error)).toBe(false);
   });
 });

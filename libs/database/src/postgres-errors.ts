@@ -38,22 +38,49 @@ const CONNECTION_LOSS_MESSAGES = [
  * opposed to a statement it rejected. Follows TypeORM's `driverError` and `cause` chains.
  */
 export function isConnectionLoss(error: unknown): boolean {
+  return someInChain(
+    error,
+    ({ code, message }) =>
+      (typeof code === 'string' && (CONNECTION_LOSS_CODES.has(code) || code.startsWith('08'))) ||
+      (typeof message === 'string' && CONNECTION_LOSS_MESSAGES.some((prefix) => message.startsWith(prefix))),
+  );
+}
+
+/**
+ * Failures of a statement that say nothing about the request and abort its transaction, so the
+ * same request may succeed a moment later: 57014 query_canceled (a lock wait or statement past
+ * `statement_timeout`), 55P03 lock_not_available (`lock_timeout`, `NOWAIT`), 40001
+ * serialization_failure and 40P01 deadlock_detected.
+ */
+const TRANSIENT_STATEMENT_CODES = new Set(['57014', '55P03', '40001', '40P01']);
+
+/**
+ * True when the request failed for a reason of the moment rather than of the request: the
+ * database could not be reached (`isConnectionLoss`) or aborted the statement for a timeout, a
+ * lock, a serialization failure or a deadlock. Either way its transaction rolled back and a retry
+ * may succeed. Follows TypeORM's `driverError` and `cause` chains.
+ */
+export function isTransientDatabaseFailure(error: unknown): boolean {
+  return (
+    isConnectionLoss(error) ||
+    someInChain(error, ({ code }) => typeof code === 'string' && TRANSIENT_STATEMENT_CODES.has(code))
+  );
+}
+
+interface ChainLink {
+  code?: unknown;
+  message?: unknown;
+  driverError?: unknown;
+  cause?: unknown;
+}
+
+/** Tests the error and what it wraps (TypeORM's `driverError`, then `cause`), a few levels deep. */
+function someInChain(error: unknown, test: (link: ChainLink) => boolean): boolean {
   for (let current = error, depth = 0; depth < 5; depth += 1) {
     if (typeof current !== 'object' || current === null) return false;
-    const { code, message, driverError, cause } = current as {
-      code?: unknown;
-      message?: unknown;
-      driverError?: unknown;
-      cause?: unknown;
-    };
-    if (typeof code === 'string' && (CONNECTION_LOSS_CODES.has(code) || code.startsWith('08'))) return true;
-    if (
-      typeof message === 'string' &&
-      CONNECTION_LOSS_MESSAGES.some((prefix) => message.startsWith(prefix))
-    ) {
-      return true;
-    }
-    current = driverError ?? cause;
+    const link = current as ChainLink;
+    if (test(link)) return true;
+    current = link.driverError ?? link.cause;
   }
   return false;
 }

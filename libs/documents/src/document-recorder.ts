@@ -58,8 +58,9 @@ export class DocumentRecorder {
       postedAt: new Date(document.createdAt),
       lines: posting.lines,
     });
-    // Last, right before the caller's idempotency record and COMMIT: appending orders the
-    // company's events, so whatever per-company lock that takes is held as briefly as possible.
+    // Last, right before the caller's idempotency record and COMMIT: the append takes the
+    // company's event position (its event_sequences row lock, held to COMMIT), and every other
+    // document of the company waits on it, so it must be held only for the commit.
     await this.events.append(companyId, `${document.object}.created`, document);
     return document;
   }

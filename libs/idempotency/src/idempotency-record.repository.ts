@@ -1,107 +1,235 @@
-import { Injectable } from '@nestjs/common';
-import {
-  Propagation,
-  Transactional,
-  TransactionHost,
-  type TypeOrmTransactionalAdapter,
-} from '@ledgerkey/database';
-import type { RecordedResponse } from './idempotency.options';
+import { isUniqueViolation } from '@ledgerkey/database';
+import { IdempotencyKeyInUseError, IdempotencyLeaseLostError } from './idempotency.errors';
+import type { FinishedOutcome, IdempotencyRecordStore, KeyClaim } from './idempotency-ports';
+import type {
+  IdempotencyKeyRef,
+  IdempotencyRecord,
+  IdempotencyRecordState,
+  Lease,
+  UnfinishedRecord,
+} from './idempotency-record';
 
-export interface IdempotencyKeyRef {
-  tenantId: string;
-  operation: string;
-  key: string;
-}
-
-export interface IdempotencyRecord {
-  fingerprint: Buffer;
-  response: RecordedResponse;
-  expiresAt: Date;
-}
-
-type ClaimRow =
-  | { locked: false; fingerprint: null }
-  | { locked: true; fingerprint: null }
-  | {
-      locked: true;
-      fingerprint: Buffer;
-      response_status: number;
-      response_headers: Record<string, string>;
-      response_body: string;
-      expires_at: Date;
-      expired: boolean;
-    };
-
-@Injectable()
-export class IdempotencyRecordRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
-
+/** Runs SQL in the caller's current transaction. */
+export interface TransactionalSql {
   /**
-   * Claims a key for the rest of the current transaction and reads its record, in one round
-   * trip (`claim_idempotency_key`: lock first, then read with a fresh snapshot, so the read
-   * sees anything the previous holder of the lock committed).
-   * The lock is `pg_try_advisory_xact_lock`: it answers at once, so a concurrent duplicate gets
-   * 409 instead of queueing behind the first; it spans all API processes on this database and
-   * is released by COMMIT or ROLLBACK, including when a crashed process's connection drops.
-   * Expired records are deleted and reported as absent: after the window a key is new.
-   * @returns `locked: false` when another transaction holds the key
+   * Runs one SELECT-shaped statement (or an INSERT without RETURNING) and returns its rows.
+   * @throws Error when no transaction is active: a key's lock and its record must commit with
+   *   the operation, never on their own
    */
-  @Transactional(Propagation.Mandatory)
-  async claim(
+  query<TRow>(text: string, values: unknown[]): Promise<TRow[]>;
+}
+
+interface RecordRow {
+  state: IdempotencyRecordState | null;
+  fingerprint: Buffer;
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
+  response_sealed: boolean;
+  expires_at: Date;
+  lease_expires_at: Date | null;
+  recovery_point: string | null;
+  attempt: number;
+}
+
+interface LeaseRow {
+  attempt: number;
+  lease_expires_at: Date;
+}
+
+const KEY_MATCH = 'company_id = $1 AND operation = $2 AND idempotency_key = $3';
+
+/** The `IdempotencyRecordStore` on PostgreSQL (`idempotency_records`). */
+export class IdempotencyRecordRepository implements IdempotencyRecordStore {
+  constructor(private readonly sql: TransactionalSql) {}
+
+  async claim(ref: IdempotencyKeyRef, now: Date): Promise<KeyClaim> {
+    // One round trip: a lock-free read first (a finished record needs no lock), then, only when
+    // needed, pg_try_advisory_xact_lock and a second read with a fresh snapshot (see migration
+    // 1765300000000). The lock answers at once, spans every process on this database, and is
+    // released by COMMIT or ROLLBACK, also when a crashed process's connection drops.
+    const [row] = await this.sql.query<RecordRow & { claimed: boolean }>(
+      `SELECT * FROM claim_idempotency_key($1, $2, $3, $4)`,
+      [ref.tenantId, ref.operation, ref.key, now],
+    );
+    return { held: row.claimed, record: recordOf(row) } as KeyClaim;
+  }
+
+  async insertFinished(
     ref: IdempotencyKeyRef,
-  ): Promise<{ locked: false } | { locked: true; record: IdempotencyRecord | null }> {
-    const [row] = await this.txHost.tx.query<ClaimRow[]>(`SELECT * FROM claim_idempotency_key($1, $2, $3)`, [
-      ref.tenantId,
-      ref.operation,
-      ref.key,
-    ]);
-    if (!row.locked) return { locked: false };
-    if (row.fingerprint === null) return { locked: true, record: null };
-    if (row.expired) {
-      await this.txHost.tx.query(
-        `DELETE FROM idempotency_records
-          WHERE company_id = $1 AND operation = $2 AND idempotency_key = $3`,
-        [ref.tenantId, ref.operation, ref.key],
-      );
-      return { locked: true, record: null };
-    }
-    return {
-      locked: true,
-      record: {
-        fingerprint: row.fingerprint,
-        response: { status: row.response_status, headers: row.response_headers, body: row.response_body },
-        expiresAt: row.expires_at,
-      },
-    };
+    outcome: FinishedOutcome & { fingerprint: Buffer },
+    now: Date,
+  ): Promise<void> {
+    await this.insert(
+      `INSERT INTO idempotency_records
+         (company_id, operation, idempotency_key, fingerprint, state, response_status, response_headers,
+          response_body, response_sealed, expires_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+      [...keyOf(ref), outcome.fingerprint, ...outcomeColumns(outcome), now],
+    );
+  }
+
+  async begin(
+    ref: IdempotencyKeyRef,
+    start: { fingerprint: Buffer; leaseExpiresAt: Date; recoveryPoint: string; expiresAt: Date },
+    now: Date,
+  ): Promise<Lease> {
+    await this.insert(
+      `INSERT INTO idempotency_records
+         (company_id, operation, idempotency_key, fingerprint, state, lease_expires_at, recovery_point,
+          attempt, response_headers, expires_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, 1, NULL, $7, $8, $8)`,
+      [...keyOf(ref), start.fingerprint, start.leaseExpiresAt, start.recoveryPoint, start.expiresAt, now],
+    );
+    return { attempt: 1, expiresAt: start.leaseExpiresAt };
+  }
+
+  async takeOver(
+    ref: IdempotencyKeyRef,
+    record: UnfinishedRecord,
+    leaseExpiresAt: Date,
+    now: Date,
+  ): Promise<Lease | null> {
+    // Guarded by the attempt the caller saw and by the state that allows a take-over, so two
+    // requests that both saw an expired lease cannot both take the operation over.
+    const [row] = await this.sql.query<LeaseRow>(
+      `WITH taken AS (
+         UPDATE idempotency_records
+            SET state = 'in_progress', attempt = attempt + 1, lease_expires_at = $5, updated_at = $6
+          WHERE ${KEY_MATCH} AND attempt = $4
+            AND (state = 'failed_retryable' OR (state = 'in_progress' AND lease_expires_at <= $6))
+          RETURNING attempt, lease_expires_at)
+       SELECT * FROM taken`,
+      [...keyOf(ref), record.attempt, leaseExpiresAt, now],
+    );
+    return row ? leaseOf(row) : null;
+  }
+
+  async checkpoint(
+    ref: IdempotencyKeyRef,
+    lease: Lease,
+    recoveryPoint: string,
+    leaseExpiresAt: Date,
+    now: Date,
+  ): Promise<Lease> {
+    const row = await this.transition(
+      ref,
+      lease,
+      `recovery_point = $5, lease_expires_at = $6, updated_at = $7`,
+      [recoveryPoint, leaseExpiresAt, now],
+    );
+    return leaseOf(row);
+  }
+
+  async finish(ref: IdempotencyKeyRef, lease: Lease, outcome: FinishedOutcome, now: Date): Promise<void> {
+    await this.transition(
+      ref,
+      lease,
+      `state = $5, response_status = $6, response_headers = $7, response_body = $8, response_sealed = $9,
+       expires_at = $10, lease_expires_at = NULL, updated_at = $11`,
+      [...outcomeColumns(outcome), now],
+    );
+  }
+
+  async failRetryable(
+    ref: IdempotencyKeyRef,
+    lease: Lease,
+    recoveryPoint: string | null,
+    now: Date,
+  ): Promise<void> {
+    await this.transition(
+      ref,
+      lease,
+      `state = 'failed_retryable', lease_expires_at = NULL,
+       recovery_point = coalesce($5, recovery_point), updated_at = $6`,
+      [recoveryPoint, now],
+    );
   }
 
   /**
-   * Stores the outcome in the same transaction as the effect, so both commit or neither.
-   * A plain INSERT: if the primary key already exists the invariant "one execution per key"
-   * was about to break, and the unique violation aborts the whole transaction.
+   * An update of a running operation, fenced by its attempt: after a take-over the old holder
+   * matches no row. The row lock serializes it with a concurrent take-over.
    */
-  @Transactional(Propagation.Mandatory)
-  async insert(
+  private async transition(
     ref: IdempotencyKeyRef,
-    fingerprint: Buffer,
-    response: RecordedResponse,
-    expiresAt: Date,
-  ): Promise<void> {
-    await this.txHost.tx.query(
-      `INSERT INTO idempotency_records
-         (company_id, operation, idempotency_key, fingerprint, response_status, response_headers,
-          response_body, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [
-        ref.tenantId,
-        ref.operation,
-        ref.key,
-        fingerprint,
-        response.status,
-        JSON.stringify(response.headers),
-        response.body,
-        expiresAt,
-      ],
+    lease: Lease,
+    assignments: string,
+    values: unknown[],
+  ): Promise<LeaseRow> {
+    const [row] = await this.sql.query<LeaseRow>(
+      `WITH changed AS (
+         UPDATE idempotency_records SET ${assignments}
+          WHERE ${KEY_MATCH} AND attempt = $4 AND state = 'in_progress'
+          RETURNING attempt, lease_expires_at)
+       SELECT * FROM changed`,
+      [...keyOf(ref), lease.attempt, ...values],
     );
+    if (!row) throw new IdempotencyLeaseLostError(ref.operation, lease.attempt);
+    return row;
+  }
+
+  /**
+   * A plain INSERT: a primary-key violation means the per-key lock was bypassed (e.g. two keys
+   * whose lock hashes collide) and "one execution per key" was about to break; the violation
+   * aborts the whole transaction and the request answers 409.
+   */
+  private async insert(text: string, values: unknown[]): Promise<void> {
+    try {
+      await this.sql.query(text, values);
+    } catch (error) {
+      if (isUniqueViolation(error, 'pk_idempotency_records'))
+        throw new IdempotencyKeyInUseError({ cause: error });
+      throw error;
+    }
+  }
+}
+
+function keyOf(ref: IdempotencyKeyRef): [string, string, string] {
+  return [ref.tenantId, ref.operation, ref.key];
+}
+
+/** state, response_status, response_headers, response_body, response_sealed, expires_at */
+function outcomeColumns(outcome: FinishedOutcome): unknown[] {
+  const { response } = outcome;
+  return [
+    outcome.state,
+    response.status,
+    JSON.stringify(response.headers),
+    response.body,
+    response.sealed,
+    outcome.expiresAt,
+  ];
+}
+
+function leaseOf(row: LeaseRow): Lease {
+  return { attempt: row.attempt, expiresAt: row.lease_expires_at };
+}
+
+function recordOf(row: RecordRow): IdempotencyRecord | null {
+  const base = {
+    fingerprint: row.fingerprint,
+    expiresAt: row.expires_at,
+    attempt: row.attempt,
+    recoveryPoint: row.recovery_point,
+  };
+  switch (row.state) {
+    case null:
+      return null;
+    case 'completed':
+    case 'failed_final':
+      return {
+        ...base,
+        state: row.state,
+        response: {
+          status: row.response_status!,
+          headers: row.response_headers!,
+          body: row.response_body!,
+          sealed: row.response_sealed,
+        },
+      };
+    case 'in_progress':
+      return { ...base, state: 'in_progress', leaseExpiresAt: row.lease_expires_at! };
+    case 'failed_retryable':
+      return { ...base, state: 'failed_retryable' };
   }
 }

@@ -1,9 +1,23 @@
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
+import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
-import { IDEMPOTENCY_OBSERVER, NO_OP_IDEMPOTENCY_OBSERVER } from './idempotency.observer';
+import {
+  IDEMPOTENCY_OBSERVER,
+  NO_OP_IDEMPOTENCY_OBSERVER,
+  type IdempotencyObserver,
+} from './idempotency.observer';
 import { IDEMPOTENCY_OPTIONS, type IdempotencyModuleOptions } from './idempotency.options';
+import { IdempotencyProtocol, IdempotentExecutor, UnkeyedExecutor } from './idempotency-protocol';
 import { IdempotencyRecordRepository } from './idempotency-record.repository';
 
+type ClsTransactionHost = TransactionHost<TypeOrmTransactionalAdapter>;
+
+/**
+ * Wires the framework-free protocol to Nest: nestjs-cls transactions, the SQL record store, and
+ * the interceptor behind `@Idempotent`. `IdempotentExecutor` is injectable for callers without
+ * HTTP (the operator CLI).
+ */
 @Module({})
 export class IdempotencyModule {
   static forRootAsync(options: {
@@ -21,17 +35,33 @@ export class IdempotencyModule {
       inject: [IDEMPOTENCY_OPTIONS],
       useFactory: (resolved: IdempotencyModuleOptions) => resolved.observer ?? NO_OP_IDEMPOTENCY_OBSERVER,
     };
+    const executorProvider: Provider = {
+      provide: IdempotentExecutor,
+      inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, TransactionHost],
+      useFactory: (
+        resolved: IdempotencyModuleOptions,
+        observer: IdempotencyObserver,
+        txHost: ClsTransactionHost,
+      ): IdempotentExecutor => {
+        const transactions = clsTransactionRunner(txHost);
+        if (resolved.benchmarkBypass === true) return new UnkeyedExecutor(transactions);
+        return new IdempotencyProtocol({
+          ttlSeconds: resolved.ttlSeconds,
+          transactions,
+          records: new IdempotencyRecordRepository(clsTransactionalSql(txHost)),
+          classifier: resolved.classifier,
+          clock: resolved.clock,
+          sealer: resolved.sealer,
+          observer,
+        });
+      },
+    };
     return {
       module: IdempotencyModule,
       global: true,
       imports: options.imports ?? [],
-      providers: [optionsProvider, observerProvider, IdempotencyRecordRepository, IdempotencyInterceptor],
-      exports: [
-        IDEMPOTENCY_OPTIONS,
-        IDEMPOTENCY_OBSERVER,
-        IdempotencyRecordRepository,
-        IdempotencyInterceptor,
-      ],
+      providers: [optionsProvider, observerProvider, executorProvider, IdempotencyInterceptor],
+      exports: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, IdempotentExecutor, IdempotencyInterceptor],
     };
   }
 }

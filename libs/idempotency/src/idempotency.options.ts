@@ -1,15 +1,9 @@
 import type { Type } from '@nestjs/common';
 import type { Request } from 'express';
 import type { IdempotencyObserver } from './idempotency.observer';
+import type { Clock, OutcomeClassifier, ResponseSealer } from './idempotency-ports';
 
 export const IDEMPOTENCY_OPTIONS = Symbol('IDEMPOTENCY_OPTIONS');
-
-/** A response as it is stored and replayed: status, the headers worth replaying, exact body. */
-export interface RecordedResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
 
 /** Who is asking: keys are scoped per tenant, and tenant defaults may shape the fingerprint. */
 export interface IdempotencyScope {
@@ -21,9 +15,12 @@ export interface IdempotencyScope {
 export interface IdempotencyModuleOptions {
   /** Replay window in seconds (IDEMPOTENCY_KEY_TTL). */
   ttlSeconds: number;
-  /** Benchmark only: run routes without the idempotency layer to measure its cost. */
+  /**
+   * Benchmark only: routes run their operation in a plain transaction, without the protocol
+   * (`UnkeyedExecutor`), to measure its cost. Decided once, when the module is built.
+   */
   benchmarkBypass?: boolean;
-  /** The authenticated tenant of a request; runs after guards. */
+  /** The authenticated tenant of a request; runs after guards. Not called for operator routes. */
   resolveScope(request: Request): IdempotencyScope;
   /**
    * Validates and transforms the raw body into the route's DTO class. Must throw the
@@ -31,12 +28,12 @@ export interface IdempotencyModuleOptions {
    * never stored.
    */
   validateBody(body: unknown, dto: Type<object>): Promise<object>;
-  /**
-   * Renders an error raised while executing the operation. Returns the response to store and
-   * replay for business outcomes (known domain errors), or `null` for failures that must leave
-   * no trace (unexpected errors, 5xx), which are rethrown after the rollback.
-   */
-  renderOutcome(error: unknown, request: Request): RecordedResponse | null;
+  /** Tells business rejections (stored and replayed, rendered by the application) from failures. */
+  classifier: OutcomeClassifier;
+  /** Seals the stored answers of `sensitiveResponse` routes. Default: `IDENTITY_SEALER`. */
+  sealer?: ResponseSealer;
+  /** Default: the system clock. */
+  clock?: Clock;
   /** Told every request's outcome and every purge (for metrics). Default: observes nothing. */
   observer?: IdempotencyObserver;
 }

@@ -1,4 +1,5 @@
 import type { Type } from '@nestjs/common';
+import type { IdempotentOperation } from './idempotency-protocol';
 
 /** Metadata key under which `@Idempotent` stores its options on the route handler. */
 export const IDEMPOTENT_ROUTE = Symbol('IDEMPOTENT_ROUTE');
@@ -21,13 +22,13 @@ export function idempotentRequestOf(request: object): IdempotentRequest | undefi
   return (request as { [IDEMPOTENT_REQUEST]?: IdempotentRequest })[IDEMPOTENT_REQUEST];
 }
 
-export interface IdempotentRouteOptions<TResult = unknown> {
-  /** The operation part of the key scope, e.g. `sales.invoices.create`. */
-  operation: string;
+export interface IdempotentRouteOptions<TResult = unknown> extends IdempotentOperation<TResult> {
   /** The request body's DTO class: validated before the key is looked at. */
   body: Type<object>;
-  /** Status of a successful first execution (stored and replayed). */
-  status: number;
-  /** The `Location` of the created resource, stored and replayed with the response. */
-  location?: (result: TResult) => string;
+  /**
+   * Whose keys these are. `tenant` (default): the authenticated company, from the module's
+   * `resolveScope`. `operator`: operations no tenant owns (admin routes), scoped to
+   * `OPERATOR_TENANT_ID`.
+   */
+  scope?: 'tenant' | 'operator';
 }

@@ -1,31 +1,69 @@
-export { IdempotencyModule } from './idempotency.module';
-export { Idempotent, IdempotentBody } from './idempotent.decorator';
-export { idempotentRequestOf } from './idempotent-route';
-export type { IdempotentRequest, IdempotentRouteOptions } from './idempotent-route';
-export { IdempotencyInterceptor, JSON_CONTENT_TYPE } from './idempotency.interceptor';
+// The protocol (framework-free)
+export {
+  IdempotencyProtocol,
+  IdempotentExecutor,
+  UnkeyedExecutor,
+  JSON_CONTENT_TYPE,
+} from './idempotency-protocol';
 export type {
-  FingerprintSource,
-  IdempotencyModuleOptions,
-  IdempotencyScope,
+  IdempotencyProtocolOptions,
+  IdempotentAnswer,
+  IdempotentCall,
+  IdempotentOperation,
+} from './idempotency-protocol';
+export { decide } from './idempotency-state-machine';
+export type { KeyDecision } from './idempotency-state-machine';
+export { IDEMPOTENCY_RECORD_STATES, OPERATOR_TENANT_ID } from './idempotency-record';
+export type {
+  CompletedRecord,
+  FailedFinalRecord,
+  FailedRetryableRecord,
+  FinishedRecord,
+  IdempotencyKeyRef,
+  IdempotencyRecord,
+  IdempotencyRecordState,
+  InProgressRecord,
+  Lease,
   RecordedResponse,
-} from './idempotency.options';
+  StoredResponse,
+  UnfinishedRecord,
+} from './idempotency-record';
+export { IDENTITY_SEALER, SYSTEM_CLOCK } from './idempotency-ports';
+export type {
+  Clock,
+  FinishedOutcome,
+  IdempotencyRecordStore,
+  KeyClaim,
+  OutcomeClassifier,
+  ResponseSealer,
+  TransactionRunner,
+} from './idempotency-ports';
+export {
+  IdempotencyError,
+  IdempotencyKeyInUseError,
+  IdempotencyKeyInvalidError,
+  IdempotencyKeyMissingError,
+  IdempotencyKeyReusedError,
+  IdempotencyLeaseLostError,
+} from './idempotency.errors';
+export { parseIdempotencyKey, IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency-key';
+export { fingerprintOf } from './fingerprint';
 export {
   IDEMPOTENCY_OBSERVER,
   IDEMPOTENCY_OUTCOMES,
   NO_OP_IDEMPOTENCY_OBSERVER,
 } from './idempotency.observer';
 export type { IdempotencyObserver, IdempotencyOutcome } from './idempotency.observer';
-export { RecordedResponseReplay } from './recorded-response';
-export {
-  IdempotencyKeyInUseError,
-  IdempotencyKeyInvalidError,
-  IdempotencyKeyMissingError,
-  IdempotencyKeyReusedError,
-} from './idempotency.errors';
-export { parseIdempotencyKey, IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency-key';
-export { fingerprintOf } from './fingerprint';
+// Maintenance
 export {
   purgeExpiredIdempotencyRecords,
   PURGE_IDEMPOTENCY_KEYS_TASK,
 } from './purge-expired-idempotency-records';
 export type { PurgeOptions } from './purge-expired-idempotency-records';
+// The Nest adapter
+export { IdempotencyModule } from './idempotency.module';
+export { Idempotent, IdempotentBody } from './idempotent.decorator';
+export { IdempotencyInterceptor } from './idempotency.interceptor';
+export { idempotentRequestOf } from './idempotent-route';
+export type { IdempotentRequest, IdempotentRouteOptions } from './idempotent-route';
+export type { FingerprintSource, IdempotencyModuleOptions, IdempotencyScope } from './idempotency.options';

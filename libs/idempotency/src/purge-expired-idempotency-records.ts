@@ -14,8 +14,8 @@ const DEFAULT_BATCH_SIZE = 500;
 const DEFAULT_MAX_PER_RUN = 50_000;
 
 /**
- * Deletes expired idempotency records (`expires_at <= now()`, the same test as the key lookup),
- * oldest first, in bounded batches until a batch comes back short or `maxPerRun` is reached.
+ * Deletes expired finished idempotency records (completed or failed_final with `expires_at <=
+ * now()`, the same test as the key lookup; unfinished operations are never purged), oldest first, in bounded batches until a batch comes back short or `maxPerRun` is reached.
  * Runs outside any request transaction, each batch in autocommit.
  * @returns how many records were deleted
  * @throws RangeError when batchSize or maxPerRun is not a positive integer
@@ -38,7 +38,7 @@ export async function purgeExpiredIdempotencyRecords(
       `WITH deleted AS (
          DELETE FROM idempotency_records
           WHERE ctid IN (SELECT ctid FROM idempotency_records
-                          WHERE expires_at <= now()
+                          WHERE expires_at <= now() AND state IN ('completed', 'failed_final')
                           ORDER BY expires_at
                           LIMIT $1
                             FOR UPDATE SKIP LOCKED)

@@ -29,10 +29,10 @@ function toView(row: EventRow): EventView {
   };
 }
 
-/** The outbox. Every method takes the company id first. */
-/** Keyset order of the list; ends in a unique column. */
-const EVENTS_ORDER = ['xid', 'seq'];
+/** Keyset order of the list: the company's gapless event position (unique per company). */
+const EVENTS_ORDER = ['position'];
 
+/** The outbox. Every method takes the company id first. */
 @Injectable()
 export class EventsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -41,13 +41,25 @@ export class EventsRepository {
    * Records that a document was created and enqueues its delivery, in the caller's transaction:
    * the event exists if and only if the document does, and a replay (which runs nothing) emits
    * nothing. One statement; the job key makes a second enqueue of the same event a no-op.
+   *
+   * The event takes the company's next position from its `event_sequences` row, whose lock is
+   * held until this transaction ends: the next event of the company cannot take a position until
+   * this one has committed (and is visible) or rolled back (its position is then taken again). So
+   * positions are gapless per company and commit in order. Callers append as their last write,
+   * so the lock is held only for the commit; event-writing transactions of one company serialize
+   * from here to COMMIT.
    */
   @Transactional(Propagation.Mandatory)
   async append(companyId: string, type: EventType, object: { createdAt: string }): Promise<string> {
     const id = randomUUID();
     await this.txHost.tx.query(
-      `WITH event AS (
-         INSERT INTO events (id, company_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5)
+      `WITH next AS (
+         INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
+         ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1
+         RETURNING last_position
+       ), event AS (
+         INSERT INTO events (id, company_id, position, type, data, created_at)
+         SELECT $1, $2, next.last_position, $3, $4, $5 FROM next
          RETURNING id
        )
        SELECT graphile_worker.add_job($6, json_build_object('eventId', event.id),
@@ -59,10 +71,10 @@ export class EventsRepository {
   }
 
   /**
-   * Events in commit order, after `startingAfter`. Ordered by writing transaction, and only
-   * events of transactions older than every transaction still running are shown: an event
-   * that commits later can never sort before one a client has already seen, so paging with
-   * `startingAfter` never skips an event.
+   * Events in commit order, after `startingAfter`. Positions commit in order (see `append`), so
+   * every committed event is listed at once, and an event that commits later always has a higher
+   * position than any a client has already seen: paging with `startingAfter` never skips one.
+   * Other companies' transactions delay nothing.
    */
   async list(
     companyId: string,
@@ -73,7 +85,6 @@ export class EventsRepository {
       `SELECT e.id, e.type, e.data, e.created_at
          FROM events e
         WHERE e.company_id = $1
-          AND e.xid < pg_snapshot_xmin(pg_current_snapshot())
           AND ${afterCursorSql('events', 'e', EVENTS_ORDER, 2)}
         ${orderBySql('e', EVENTS_ORDER)}
         LIMIT $3`,

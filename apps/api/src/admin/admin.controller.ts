@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -6,8 +6,10 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
+import { Idempotent, IdempotentBody } from '@ledgerkey/idempotency';
 import { CreateCompanyDto, CreateCompanyHandler, CreatedCompanyView } from '@ledgerkey/tenancy';
 import { AdminTokenGuard } from './admin-token.guard';
+import { CREATE_COMPANY_OPERATION } from './create-company.operation';
 
 @ApiTags('Admin')
 @ApiBearerAuth('admin')
@@ -19,13 +21,18 @@ export class AdminController {
 
   @Post('companies')
   @HttpCode(201)
+  @Idempotent(CREATE_COMPANY_OPERATION)
   @ApiOperation({
     operationId: 'createCompany',
     summary: 'Create a company and its first API key (operators only)',
-    description: 'The API key is shown once; only its hash is stored.',
+    description:
+      "Only the API key's hash is stored with the company. Retry with the same Idempotency-Key " +
+      'and body as often as needed: the first answer, API key included, is replayed ' +
+      '(`Idempotent-Replayed: true`) and one company exists. That answer is stored with the key ' +
+      'until it expires (IDEMPOTENCY_KEY_TTL), sealed by the response sealer.',
   })
-  @ApiCreatedResponse({ type: CreatedCompanyView })
-  create(@Body() dto: CreateCompanyDto): Promise<CreatedCompanyView> {
+  @ApiCreatedResponse({ type: CreatedCompanyView, description: 'Created (or replayed)' })
+  create(@IdempotentBody() dto: CreateCompanyDto): Promise<CreatedCompanyView> {
     return this.createCompany.execute(dto);
   }
 }

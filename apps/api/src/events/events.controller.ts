@@ -26,8 +26,10 @@ export class EventsController {
     summary: 'Events in commit order',
     description:
       'One event per created document, written in the same transaction; a replayed request emits ' +
-      'none. Page with `startingAfter` (the last event id you processed): no event is ever ' +
-      'skipped, because an event appears only once every older transaction has finished.',
+      'none. An event is listed as soon as its transaction commits; order is commit order per ' +
+      'company. Page with `startingAfter` (the last event id you processed): no event is ever ' +
+      'skipped, because an event that commits later always sorts after every event already listed. ' +
+      "Other companies' transactions never delay your feed.",
   })
   @ApiOkResponse({ type: EventListView })
   async list(@Query() query: ListQueryDto, @CurrentCompany() company: Company): Promise<EventListView> {

@@ -44,6 +44,8 @@ export class WebhookEndpointsController {
     body: CreateWebhookEndpointDto,
     status: 201,
     location: (endpoint: CreatedWebhookEndpointView) => `/v1/webhook-endpoints/${endpoint.id}`,
+    // The answer carries the signing secret: stored through the response sealer.
+    sensitiveResponse: true,
   })
   @ApiOperation({
     operationId: 'createWebhookEndpoint',

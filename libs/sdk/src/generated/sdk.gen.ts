@@ -229,7 +229,7 @@ export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Events in commit order
  *
- * One event per created document, written in the same transaction; a replayed request emits none. Page with `startingAfter` (the last event id you processed): no event is ever skipped, because an event appears only once every older transaction has finished.
+ * One event per created document, written in the same transaction; a replayed request emits none. An event is listed as soon as its transaction commits; order is commit order per company. Page with `startingAfter` (the last event id you processed): no event is ever skipped, because an event that commits later always sorts after every event already listed. Other companies' transactions never delay your feed.
  */
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>): RequestResult<ListEventsResponses, ListEventsErrors, ThrowOnError> => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
     security: [{
@@ -330,7 +330,7 @@ export const listWebhookAttempts = <ThrowOnError extends boolean = false>(option
 /**
  * Create a company and its first API key (operators only)
  *
- * The API key is shown once; only its hash is stored.
+ * Only the API key's hash is stored with the company. Retry with the same Idempotency-Key and body as often as needed: the first answer, API key included, is replayed (`Idempotent-Replayed: true`) and one company exists. That answer is stored with the key until it expires (IDEMPOTENCY_KEY_TTL), sealed by the response sealer.
  */
 export const createCompany = <ThrowOnError extends boolean = false>(options: Options<CreateCompanyData, ThrowOnError>): RequestResult<CreateCompanyResponses, CreateCompanyErrors, ThrowOnError> => (options.client ?? client).post<CreateCompanyResponses, CreateCompanyErrors, ThrowOnError>({
     security: [{

@@ -551,7 +551,7 @@ export type CreateSalesInvoiceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -590,7 +590,7 @@ export type GetSalesInvoiceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -630,7 +630,7 @@ export type ListSalesInvoicesErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -684,7 +684,7 @@ export type CreateCreditNoteErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -723,7 +723,7 @@ export type GetCreditNoteErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -763,7 +763,7 @@ export type ListCreditNotesErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -813,7 +813,7 @@ export type CreatePurchaseInvoiceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -852,7 +852,7 @@ export type GetPurchaseInvoiceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -892,7 +892,7 @@ export type ListPurchaseInvoicesErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -948,7 +948,7 @@ export type CreateSettlementErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -987,7 +987,7 @@ export type GetSettlementErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1027,7 +1027,7 @@ export type ListSettlementsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1067,7 +1067,7 @@ export type ListJournalEntriesErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1097,7 +1097,7 @@ export type GetTrialBalanceErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1137,7 +1137,7 @@ export type ListEventsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1173,7 +1173,7 @@ export type GetEventErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1227,7 +1227,7 @@ export type CreateWebhookEndpointErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1270,7 +1270,7 @@ export type ListWebhookEndpointsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1309,7 +1309,7 @@ export type GetWebhookEndpointErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1345,7 +1345,7 @@ export type DisableWebhookEndpointErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1391,7 +1391,7 @@ export type ListWebhookAttemptsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1406,6 +1406,12 @@ export type ListWebhookAttemptsResponse = ListWebhookAttemptsResponses[keyof Lis
 
 export type CreateCompanyData = {
     body: CreateCompanyDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to operators and this operation.
+         */
+        'Idempotency-Key': string;
+    };
     path?: never;
     query?: never;
     url: '/admin/companies';
@@ -1413,7 +1419,7 @@ export type CreateCompanyData = {
 
 export type CreateCompanyErrors = {
     /**
-     * The request is invalid (`validation_failed`). Nothing is stored.
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
      */
     400: ProblemDetails;
     /**
@@ -1425,11 +1431,19 @@ export type CreateCompanyErrors = {
      */
     404: ProblemDetails;
     /**
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1437,6 +1451,9 @@ export type CreateCompanyErrors = {
 export type CreateCompanyError = CreateCompanyErrors[keyof CreateCompanyErrors];
 
 export type CreateCompanyResponses = {
+    /**
+     * Created (or replayed)
+     */
     201: CreatedCompanyView;
 };
 
@@ -1455,7 +1472,7 @@ export type GetLivenessErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };
@@ -1517,7 +1534,7 @@ export type GetMetricsErrors = {
      */
     500: ProblemDetails;
     /**
-     * The database is unreachable (`service_unavailable`, with `Retry-After`): nothing was committed. Retry with the same Idempotency-Key.
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
      */
     503: ProblemDetails;
 };

@@ -1,0 +1,150 @@
+import { createServer, type Server } from 'node:http';
+import type { LoggerService } from '@nestjs/common';
+import { closeHttpServer, shutdown, type ShutdownPhase } from './shutdown';
+
+function recordingLogger(): LoggerService & { lines: string[] } {
+  const lines: string[] = [];
+  const record = (level: string) => (message: unknown) => lines.push(`${level}: ${String(message)}`);
+  return { lines, log: record('log'), warn: record('warn'), error: record('error') };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Runs `shutdown` and resolves with the exit code it chose and when. */
+async function stop(
+  phases: ShutdownPhase[],
+  timeoutMs: number,
+  logger = recordingLogger(),
+): Promise<{ code: number; elapsedMs: number; lines: string[] }> {
+  const started = Date.now();
+  const code = await new Promise<number>((resolve) => {
+    void shutdown(phases, { timeoutMs, logger, exit: resolve });
+  });
+  return { code, elapsedMs: Date.now() - started, lines: logger.lines };
+}
+
+describe('shutdown', () => {
+  it('runs the phases in order, the steps of a phase together, and exits 0 when all end', async () => {
+    const order: string[] = [];
+    const step = (name: string, ms: number) => ({
+      name,
+      run: async () => {
+        order.push(`${name} started`);
+        await sleep(ms);
+        order.push(`${name} ended`);
+      },
+    });
+
+    const result = await stop(
+      [
+        { until: 0.6, steps: [step('http', 60), step('jobs', 20)] },
+        { until: 1, steps: [step('pool', 10)] },
+      ],
+      2_000,
+    );
+
+    expect(result.code).toBe(0);
+    expect(order).toEqual([
+      'http started',
+      'jobs started',
+      'jobs ended',
+      'http ended',
+      'pool started',
+      'pool ended',
+    ]);
+    expect(result.lines.at(-1)).toMatch(/^log: stopped in \d+ ms$/);
+  });
+
+  it('gives up on a step at its share of the bound, still runs the next phase, and exits 1', async () => {
+    let poolClosed = false;
+    const result = await stop(
+      [
+        { until: 0.5, steps: [{ name: 'job runner', run: () => new Promise(() => undefined) }] },
+        {
+          until: 1,
+          steps: [
+            {
+              name: 'database pool',
+              run: async () => {
+                poolClosed = true;
+              },
+            },
+          ],
+        },
+      ],
+      1_000,
+    );
+
+    expect(poolClosed).toBe(true);
+    expect(result.code).toBe(1);
+    expect(result.elapsedMs).toBeGreaterThanOrEqual(450);
+    expect(result.elapsedMs).toBeLessThan(900);
+    expect(result.lines).toContain(
+      'warn: job runner did not stop within its share of the bound; going on without it',
+    );
+    expect(result.lines.at(-1)).toMatch(/without a clean end of: job runner \(given up\)$/);
+  });
+
+  it('exits 1 at the bound, naming what is still pending, when the last phase does not end', async () => {
+    const result = await stop(
+      [
+        { until: 0.5, steps: [{ name: 'HTTP server', run: () => new Promise(() => undefined) }] },
+        { until: 1.5, steps: [{ name: 'database pool', run: () => new Promise(() => undefined) }] },
+      ],
+      600,
+    );
+
+    expect(result.code).toBe(1);
+    expect(result.elapsedMs).toBeGreaterThanOrEqual(580);
+    expect(result.elapsedMs).toBeLessThan(1_000);
+    expect(result.lines.at(-1)).toBe(
+      'error: stop did not finish within 600 ms; still pending: HTTP server, database pool; exiting',
+    );
+  });
+
+  it('exits 1 when a step fails, after running the others', async () => {
+    const result = await stop(
+      [
+        {
+          until: 1,
+          steps: [
+            { name: 'job runner', run: () => Promise.reject(new Error('Runner is already stopped')) },
+            { name: 'HTTP server', run: () => sleep(10) },
+          ],
+        },
+      ],
+      1_000,
+    );
+
+    expect(result.code).toBe(1);
+    expect(result.lines).toContain('error: stopping job runner failed: Runner is already stopped');
+  });
+});
+
+describe('closeHttpServer', () => {
+  let server: Server;
+
+  afterEach(() => {
+    server.closeAllConnections();
+  });
+
+  it('lets the in-flight request finish, then closes its keep-alive connection at once', async () => {
+    server = createServer((_request, response) => {
+      setTimeout(() => response.end('done'), 300);
+    });
+    server.keepAliveTimeout = 30_000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    // fetch keeps its connection alive after the response.
+    const answer = fetch(`http://127.0.0.1:${port}/`).then((response) => response.text());
+    await sleep(100);
+
+    const started = Date.now();
+    await closeHttpServer(server);
+
+    expect(await answer).toBe('done');
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});

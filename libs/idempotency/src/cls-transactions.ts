@@ -1,0 +1,32 @@
+import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import type { TransactionRunner } from './idempotency-ports';
+import type { TransactionalSql } from './idempotency-record.repository';
+
+type ClsTransactionHost = TransactionHost<TypeOrmTransactionalAdapter>;
+
+/**
+ * The protocol's transactions as nestjs-cls transactions, so the operation's repositories
+ * (`@Transactional()`, `TransactionHost`) join them.
+ */
+export function clsTransactionRunner(txHost: ClsTransactionHost): TransactionRunner {
+  return {
+    run: (work) => {
+      if (txHost.isTransactionActive()) {
+        throw new Error('the idempotency protocol opens its own transactions: do not call it inside one');
+      }
+      return txHost.withTransaction(work);
+    },
+  };
+}
+
+/** The record store's SQL, on the current nestjs-cls transaction only (Propagation.Mandatory). */
+export function clsTransactionalSql(txHost: ClsTransactionHost): TransactionalSql {
+  return {
+    query: <TRow>(text: string, values: unknown[]) => {
+      if (!txHost.isTransactionActive()) {
+        throw new Error('idempotency records are read and written inside a transaction only');
+      }
+      return txHost.tx.query<TRow[]>(text, values);
+    },
+  };
+}

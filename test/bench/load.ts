@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+
+export const CREATE = '/v1/sales/invoices/create';
+export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+
+/** One measured case. Latencies are of 2xx answers, from the client's side, in ms. */
+export interface Figures {
+  name: string;
+  label: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Non-2xx answers, connection errors and timeouts (pgbench: failed transactions). */
+  errors: number;
+  completed: number;
+  seconds: number;
+  /** Why a case was not run, when it was not. */
+  skipped?: string;
+  /** Figures a case adds: RSS samples, seeding time, worker backlog… */
+  extra?: Record<string, number | string>;
+}
+
+/** A company as the admin endpoint returns it (ledgerkey and the Redis baseline alike). */
+export interface Company {
+  companyId: string;
+  apiKey: string;
+}
+
+/** The same two-line body (21 % and 9 % VAT) for every create; the price varies a little. */
+export const invoiceBody = (n: number): string =>
+  JSON.stringify({
+    customer: { name: 'UAB Bench', countryCode: 'LT', vatId: 'LT100001234567' },
+    lines: [
+      { description: 'Consulting', quantity: '2', unitPrice: 5000 + (n % 100), vatRate: '21' },
+      { description: 'Book', quantity: '1', unitPrice: 1500, vatRate: '9' },
+    ],
+  });
+
+export function percentile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+/** Rounds a latency to 0.1 ms: fine enough to compare p50s of a few ms within ±10 %. */
+export const ms = (value: number): number => Math.round(value * 10) / 10;
+
+export function figuresFromLatencies(
+  name: string,
+  label: string,
+  latencies: number[],
+  seconds: number,
+  errors: number,
+): Figures {
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    name,
+    label,
+    requestsPerSecond: Math.round(sorted.length / seconds),
+    p50Ms: ms(percentile(sorted, 0.5)),
+    p99Ms: ms(percentile(sorted, 0.99)),
+    errors,
+    completed: sorted.length,
+    seconds: Math.round(seconds * 100) / 100,
+  };
+}
+
+export interface KeyedRequest {
+  apiKey: string;
+  key: string;
+  body: string;
+}
+
+/**
+ * Drives POST /v1/sales/invoices/create with autocannon. `next` names each request's company,
+ * key and body. Several URLs split the connections between them (client-side round robin).
+ * Latencies are recorded per response (autocannon's own histogram has 1 ms resolution).
+ */
+export function createLoad(
+  name: string,
+  label: string,
+  urls: string | string[],
+  { connections, seconds }: { connections: number; seconds: number },
+  next: (n: number) => KeyedRequest,
+): Promise<Figures> {
+  let n = 0;
+  const latencies: number[] = [];
+  return new Promise((resolveFigures, reject) => {
+    const instance = autocannon(
+      {
+        // autocannon accepts several URLs at run time; its type says one.
+        url: urls as string,
+        connections,
+        duration: seconds,
+        requests: [
+          {
+            method: 'POST',
+            path: CREATE,
+            setupRequest: (request) => {
+              n += 1;
+              const { apiKey, key, body } = next(n);
+              request.headers = {
+                authorization: `Bearer ${apiKey}`,
+                'content-type': 'application/json',
+                'idempotency-key': key,
+              };
+              request.body = body;
+              return request;
+            },
+          },
+        ],
+      },
+      (error: unknown, result: autocannon.Result) => {
+        if (error) return reject(error instanceof Error ? error : new Error(String(error)));
+        const figures = figuresFromLatencies(
+          name,
+          label,
+          latencies,
+          result.duration,
+          result.errors + result.non2xx + result.timeouts,
+        );
+        console.log(
+          `(${name}) ${label}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms` +
+            (figures.errors ? `, ${figures.errors} errors` : ''),
+        );
+        resolveFigures(figures);
+      },
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    });
+  });
+}
+
+/** Creates spread round-robin over companies, each with a key of its own. */
+export function createsOver(name: string, companies: Company[]): (n: number) => KeyedRequest {
+  const run = randomUUID().slice(0, 8);
+  return (n) => ({
+    apiKey: companies[n % companies.length].apiKey,
+    key: `bench-${name}-${run}-${n}`,
+    body: invoiceBody(n),
+  });
+}
+
+export async function newCompany(baseUrl: string, n: number): Promise<Company> {
+  const response = await fetch(`${baseUrl}/admin/companies`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${ADMIN_TOKEN}`,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': `bench-company-${randomUUID()}`,
+    },
+    body: JSON.stringify({ name: `Bench ${n}`, countryCode: 'LT', currency: 'EUR' }),
+  });
+  if (response.status !== 201) throw new Error(`company: ${response.status} ${await response.text()}`);
+  return (await response.json()) as Company;
+}
+
+export async function postCreate(
+  baseUrl: string,
+  company: Company,
+  key: string,
+  body: string,
+): Promise<Response> {
+  return fetch(`${baseUrl}${CREATE}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${company.apiKey}`,
+      'content-type': 'application/json',
+      'idempotency-key': key,
+    },
+    body,
+  });
+}
+
+export async function warmUp(baseUrl: string, companies: Company[], count = 200): Promise<void> {
+  for (let i = 0; i < count; i += 1) {
+    const response = await postCreate(
+      baseUrl,
+      companies[i % companies.length],
+      `warm-${randomUUID()}`,
+      invoiceBody(i),
+    );
+    await response.arrayBuffer();
+    if (response.status !== 201) throw new Error(`warm-up create: ${response.status}`);
+  }
+}
+
+/**
+ * Replays: `count` keys created first, then requested round-robin. A finished key is read
+ * without a lock, so concurrent requests on one key all replay.
+ */
+export async function replayKeys(baseUrl: string, company: Company, count = 400): Promise<KeyedRequest[]> {
+  const keys: KeyedRequest[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const key = `bench-replay-${randomUUID()}`;
+    const body = invoiceBody(i);
+    const response = await postCreate(baseUrl, company, key, body);
+    await response.arrayBuffer();
+    if (response.status !== 201) throw new Error(`replay setup: ${response.status}`);
+    keys.push({ apiKey: company.apiKey, key, body });
+  }
+  return keys;
+}
+
+export const replaysOf =
+  (keys: KeyedRequest[]): ((n: number) => KeyedRequest) =>
+  (n) =>
+    keys[n % keys.length];

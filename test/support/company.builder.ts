@@ -1,0 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import type { CreateCompanyDto as CreateCompanyRequest } from '../../libs/sdk/src/generated/types.gen';
+
+/** Test data for `POST /admin/companies` and `company:create`, typed by the SDK's request type. */
+export class CompanyBuilder {
+  constructor(
+    private readonly request: CreateCompanyRequest = {
+      name: `Company ${randomUUID()}`,
+      countryCode: 'LT',
+      currency: 'EUR',
+    },
+  ) {}
+
+  named(name: string): CompanyBuilder {
+    return new CompanyBuilder({ ...this.request, name });
+  }
+
+  in(countryCode: string, currency: string): CompanyBuilder {
+    return new CompanyBuilder({ ...this.request, countryCode, currency });
+  }
+
+  build(): CreateCompanyRequest {
+    return { ...this.request };
+  }
+}
+
+export function aCompany(): CompanyBuilder {
+  return new CompanyBuilder();
+}
