@@ -649,6 +649,7 @@ describe('chaos: kills and a database restart under mixed load', () => {
     const failedCalls = operations.flatMap((op) => op.calls.filter((c) => c.error !== undefined));
     if (
       fiveHundreds.outside.length > 0 ||
+      fiveHundreds.inside.some((attempt) => attempt.code !== 'service_unavailable') ||
       failedCalls.length > 0 ||
       report.webhooksMissing ||
       !worker.running
