@@ -125,10 +125,10 @@ export class JobRunner implements BeforeApplicationShutdown {
   private tasks(): TaskList {
     return {
       [Task.FanOutEvent]: async (payload) => {
-        await this.fanOut.execute(idOf(payload, 'eventId'));
+        await this.fanOut.execute(optionalIdOf(payload, 'companyId'), idOf(payload, 'eventId'));
       },
       [WebhookTask.DeliverWebhook]: async (payload) => {
-        await this.deliver.execute(idOf(payload, 'deliveryId'));
+        await this.deliver.execute(optionalIdOf(payload, 'companyId'), idOf(payload, 'deliveryId'));
       },
       [WebhookTask.SweepWebhookLeases]: async () => {
         await this.sweep();
@@ -168,7 +168,16 @@ export class JobRunner implements BeforeApplicationShutdown {
 }
 
 function idOf(payload: unknown, field: string): string {
+  const value = optionalIdOf(payload, field);
+  if (value === undefined) throw new Error(`job payload has no ${field}: ${JSON.stringify(payload)}`);
+  return value;
+}
+
+/** Jobs queued before their payload named the company (TenantKeys1765500000000) have no companyId. */
+function optionalIdOf(payload: unknown, field: string): string | undefined {
   const value = (payload as Record<string, unknown> | null)?.[field];
-  if (typeof value !== 'string') throw new Error(`job payload has no ${field}: ${JSON.stringify(payload)}`);
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string')
+    throw new Error(`job payload has a malformed ${field}: ${JSON.stringify(payload)}`);
   return value;
 }

@@ -25,14 +25,18 @@ export interface StoredLine {
   net_amount: string;
 }
 
-/** A select-list item `… AS lines`: the document's lines as a JSON array in position order. */
+/**
+ * A select-list item `… AS lines`: the document's lines as a JSON array in position order. By
+ * (company, document): the line table's primary key starts with company_id.
+ */
 export function linesAggregateSql(lineTable: string, documentColumn: string, documentAlias: string): string {
   return `(SELECT json_agg(json_build_object(
                    'position', l.position, 'description', l.description,
                    'quantity', l.quantity::text, 'unit_price', l.unit_price::text,
                    'vat_rate', l.vat_rate::text, 'net_amount', l.net_amount::text)
                  ORDER BY l.position)
-            FROM ${lineTable} l WHERE l.${documentColumn} = ${documentAlias}.id) AS lines`;
+            FROM ${lineTable} l
+           WHERE l.company_id = ${documentAlias}.company_id AND l.${documentColumn} = ${documentAlias}.id) AS lines`;
 }
 
 /** Stored lines as the API speaks them: canonical decimals ("2", not "2.0000"), numbers. */

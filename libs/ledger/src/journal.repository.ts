@@ -30,7 +30,7 @@ const SELECT_ENTRY = `
   SELECT e.id, e.currency, e.source_type, e.source_id, e.memo, e.posted_at,
          (SELECT json_agg(json_build_object('account', l.account, 'debit', l.debit::text,
                                             'credit', l.credit::text) ORDER BY l.line_no)
-            FROM journal_lines l WHERE l.entry_id = e.id) AS lines
+            FROM journal_lines l WHERE l.company_id = e.company_id AND l.entry_id = e.id) AS lines
     FROM journal_entries e`;
 
 function toView(row: EntryRow): JournalEntryView {
@@ -112,7 +112,7 @@ export class JournalRepository {
       // GROUPING SETS: the per-currency totals (account NULL) from the same scan as the rows.
       `SELECT e.currency, l.account, sum(l.debit)::text AS debit, sum(l.credit)::text AS credit,
               (sum(l.debit) - sum(l.credit))::text AS balance
-         FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
+         FROM journal_lines l JOIN journal_entries e ON e.company_id = l.company_id AND e.id = l.entry_id
         WHERE l.company_id = $1
         GROUP BY GROUPING SETS ((e.currency, l.account), (e.currency))
         ORDER BY e.currency, l.account`,

@@ -19,7 +19,8 @@ export async function readDeliveryBacklog(db: SqlClient): Promise<DeliveryBacklo
   const [row] = await queryRows<{ events: number; oldest_age_seconds: number }>(
     db,
     // Both branches are small (queued jobs; pending deliveries via ix_webhook_deliveries_pending);
-    // events are then read by primary key. The job key is 'fan_out:<event id>' (EventsRepository.append).
+    // events are then read by id (ix_events_id: the job key 'fan_out:<event id>' of
+    // EventsRepository.append names no company; an operational figure across companies).
     `WITH undelivered AS (
        SELECT substring(j.key FROM 9)::uuid AS event_id
          FROM graphile_worker.jobs j

@@ -62,7 +62,8 @@ export class EventsRepository {
          SELECT $1, $2, next.last_position, $3, $4, $5 FROM next
          RETURNING id
        )
-       SELECT graphile_worker.add_job($6, json_build_object('eventId', event.id),
+       -- The payload names the company, so the fan-out reads the event by its key (company, id).
+       SELECT graphile_worker.add_job($6, json_build_object('companyId', $2::uuid, 'eventId', event.id),
                                       job_key := 'fan_out:' || event.id)
          FROM event`,
       [id, companyId, type, JSON.stringify({ object }), object.createdAt, Task.FanOutEvent],

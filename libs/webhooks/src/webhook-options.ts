@@ -17,7 +17,10 @@ export const WEBHOOK_OPTIONS = Symbol('WEBHOOK_OPTIONS');
 
 /** Task names of webhook jobs in the job queue (besides the outbox's `fan_out_event`). */
 export const WebhookTask = {
-  /** One attempt of one delivery; payload `{ deliveryId }`, job key `deliver:<deliveryId>`. */
+  /**
+   * One attempt of one delivery; payload `{ companyId, deliveryId }` (jobs queued before
+   * TenantKeys1765500000000: `{ deliveryId }`), job key `deliver:<deliveryId>`.
+   */
   DeliverWebhook: 'deliver_webhook',
   /** Recovers deliveries whose worker died (expired lease); run by crontab and by each worker. */
   SweepWebhookLeases: 'sweep_webhook_leases',

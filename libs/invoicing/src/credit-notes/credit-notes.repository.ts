@@ -35,7 +35,7 @@ const SELECT_CREDIT_NOTE = `
   SELECT c.id, c.number, c.series, c.sequence, c.invoice_id, i.number AS invoice_number, c.reason,
          c.memo, c.currency, c.vat_breakdown, c.net_total, c.vat_total, c.gross_total, c.created_at,
          ${linesAggregateSql('credit_note_lines', 'credit_note_id', 'c')}
-    FROM credit_notes c JOIN invoices i ON i.id = c.invoice_id`;
+    FROM credit_notes c JOIN invoices i ON i.company_id = c.company_id AND i.id = c.invoice_id`;
 
 function toView(row: CreditNoteRow): CreditNoteView {
   return {

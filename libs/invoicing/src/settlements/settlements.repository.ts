@@ -29,7 +29,7 @@ const SELECT_SETTLEMENT = `
             FROM settlement_allocations a
             -- Same company on both sides: a number from another tenant can never leak into a view.
             JOIN invoices i ON i.id = a.invoice_id AND i.company_id = a.company_id
-           WHERE a.settlement_id = s.id) AS allocations
+           WHERE a.company_id = s.company_id AND a.settlement_id = s.id) AS allocations
     FROM settlements s`;
 
 function toView(row: SettlementRow): SettlementView {

@@ -61,30 +61,54 @@ export class WebhookDeliveriesRepository {
 
   /**
    * Creates one delivery per enabled endpoint subscribed to the event, and queues the first
-   * attempt of each, in one statement. Not company-first by design: the job carries only the
-   * event id, and the company comes from the event row; endpoints are joined on that company.
+   * attempt of each, in one statement.
    * @returns the number of deliveries created (0 when re-run: the unique (event, endpoint) pair)
    */
-  async fanOut(eventId: string): Promise<number> {
+  async fanOut(companyId: string, eventId: string): Promise<number> {
     const rows = await this.txHost.tx.query<Array<{ job_id: string }>>(
       `WITH created AS (
          INSERT INTO webhook_deliveries (id, company_id, event_id, endpoint_id)
          SELECT gen_random_uuid(), e.company_id, e.id, w.id
            FROM events e
            JOIN webhook_endpoints w ON w.company_id = e.company_id
-          WHERE e.id = $1
+          WHERE e.company_id = $1 AND e.id = $2
             AND w.status = 'enabled'
             AND (w.enabled_events @> ARRAY[e.type] OR w.enabled_events @> ARRAY['*'])
          -- A re-run fan-out (crash after commit) creates nothing and queues nothing twice.
-         ON CONFLICT (event_id, endpoint_id) DO NOTHING
+         ON CONFLICT (company_id, event_id, endpoint_id) DO NOTHING
          RETURNING id
        )
-       SELECT (graphile_worker.add_job($2, json_build_object('deliveryId', id),
+       SELECT (graphile_worker.add_job($3, json_build_object('companyId', $1::uuid, 'deliveryId', id),
                                        job_key := 'deliver:' || id, job_key_mode := 'replace')).id AS job_id
          FROM created`,
-      [eventId, WebhookTask.DeliverWebhook],
+      [companyId, eventId, WebhookTask.DeliverWebhook],
     );
     return rows.length;
+  }
+
+  /**
+   * The company of an event, for a fan-out job whose payload does not name it (queued before
+   * TenantKeys1765500000000, or re-queued by the sweeper from its key). By id alone
+   * (ix_events_id): off the hot path, see docs/scaling.md.
+   */
+  async companyOfEvent(eventId: string): Promise<string | null> {
+    const rows = await this.txHost.tx.query<Array<{ company_id: string }>>(
+      `SELECT company_id FROM events WHERE id = $1`,
+      [eventId],
+    );
+    return rows[0]?.company_id ?? null;
+  }
+
+  /**
+   * The company of a delivery, for a delivery job queued before TenantKeys1765500000000 (its
+   * payload names only the delivery). By id alone (ix_webhook_deliveries_id): off the hot path.
+   */
+  async companyOfDelivery(deliveryId: string): Promise<string | null> {
+    const rows = await this.txHost.tx.query<Array<{ company_id: string }>>(
+      `SELECT company_id FROM webhook_deliveries WHERE id = $1`,
+      [deliveryId],
+    );
+    return rows[0]?.company_id ?? null;
   }
 
   /**
@@ -93,14 +117,20 @@ export class WebhookDeliveriesRepository {
    * SKIP LOCKED: a worker already taking this lease wins; this one walks away.
    */
   @Transactional()
-  async lease(deliveryId: string, leaseToken: string, leaseMs: number): Promise<LeaseResult> {
+  async lease(
+    companyId: string,
+    deliveryId: string,
+    leaseToken: string,
+    leaseMs: number,
+  ): Promise<LeaseResult> {
     const candidates = await this.txHost.tx.query<Array<{ endpoint_status: string }>>(
       `SELECT w.status AS endpoint_status
          FROM webhook_deliveries d
          JOIN webhook_endpoints w ON w.company_id = d.company_id AND w.id = d.endpoint_id
-        WHERE d.id = $1 AND d.status = 'pending' AND d.leased_until IS NULL AND d.next_attempt_at <= now()
+        WHERE d.company_id = $1 AND d.id = $2
+          AND d.status = 'pending' AND d.leased_until IS NULL AND d.next_attempt_at <= now()
         FOR UPDATE OF d SKIP LOCKED`,
-      [deliveryId],
+      [companyId, deliveryId],
     );
     if (candidates.length === 0) return { kind: 'none' };
     if (candidates[0].endpoint_status !== 'enabled') {
@@ -108,11 +138,11 @@ export class WebhookDeliveriesRepository {
         `WITH canceled AS (
            UPDATE webhook_deliveries
               SET status = 'canceled', finished_at = now(), last_error = 'endpoint disabled'
-            WHERE id = $1
+            WHERE company_id = $1 AND id = $2
             RETURNING id
          )
          SELECT id FROM canceled`,
-        [deliveryId],
+        [companyId, deliveryId],
       );
       return { kind: 'canceled' };
     }
@@ -130,14 +160,14 @@ export class WebhookDeliveriesRepository {
       // The row is locked above, so the lease and the attempt number are this worker's alone.
       `WITH leased AS (
          UPDATE webhook_deliveries
-            SET attempt_count = attempt_count + 1, lease_token = $2,
-                leased_at = now(), leased_until = now() + $3 * interval '1 millisecond'
-          WHERE id = $1
+            SET attempt_count = attempt_count + 1, lease_token = $3,
+                leased_at = now(), leased_until = now() + $4 * interval '1 millisecond'
+          WHERE company_id = $1 AND id = $2
           RETURNING company_id, event_id, endpoint_id, attempt_count, leased_at
        )
        SELECT l.*, w.url, w.secret
          FROM leased l JOIN webhook_endpoints w ON w.company_id = l.company_id AND w.id = l.endpoint_id`,
-      [deliveryId, leaseToken, leaseMs],
+      [companyId, deliveryId, leaseToken, leaseMs],
     );
     const row = rows[0];
     return {
@@ -175,7 +205,7 @@ export class WebhookDeliveriesRepository {
                                        result, status_code, duration_ms, error, started_at, finished_at)
          VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())
          -- The sweeper may have recorded this attempt as abandoned already: keep its row.
-         ON CONFLICT (delivery_id, attempt_number) DO NOTHING
+         ON CONFLICT (company_id, delivery_id, attempt_number) DO NOTHING
        ),
        released AS (
          UPDATE webhook_deliveries
@@ -187,7 +217,8 @@ export class WebhookDeliveriesRepository {
           RETURNING id, status, next_attempt_at
        )
        SELECT id, CASE WHEN status = 'pending' THEN
-                    (graphile_worker.add_job($14, json_build_object('deliveryId', id), run_at := next_attempt_at,
+                    (graphile_worker.add_job($14, json_build_object('companyId', $1::uuid, 'deliveryId', id),
+                                             run_at := next_attempt_at,
                                              job_key := 'deliver:' || id, job_key_mode := 'replace')).id
                   END AS job_id
          FROM released`,
@@ -244,7 +275,7 @@ export class WebhookDeliveriesRepository {
          SELECT gen_random_uuid(), company_id, id, endpoint_id, event_id, attempt_count, 'abandoned',
                 'the worker stopped before recording a result (lease expired)', leased_at, now()
            FROM stale WHERE abandoned
-         ON CONFLICT (delivery_id, attempt_number) DO NOTHING
+         ON CONFLICT (company_id, delivery_id, attempt_number) DO NOTHING
        ),
        swept AS (
          UPDATE webhook_deliveries d
@@ -253,12 +284,12 @@ export class WebhookDeliveriesRepository {
                 finished_at = CASE WHEN s.abandoned AND s.attempt_count >= $1 THEN now() END,
                 last_error = CASE WHEN s.abandoned THEN 'abandoned: lease expired' ELSE d.last_error END
            FROM stale s
-          WHERE d.id = s.id
-          RETURNING d.id, d.status, s.abandoned
+          WHERE d.company_id = s.company_id AND d.id = s.id
+          RETURNING d.id, d.company_id, d.status, s.abandoned
        )
        SELECT id, abandoned,
               CASE WHEN status = 'pending' THEN
-                (graphile_worker.add_job($2, json_build_object('deliveryId', id),
+                (graphile_worker.add_job($2, json_build_object('companyId', company_id, 'deliveryId', id),
                                          job_key := 'deliver:' || id, job_key_mode := 'replace')).id
               END AS job_id
          FROM swept`,
@@ -280,8 +311,9 @@ export class WebhookDeliveriesRepository {
       // that); an unleased delivery under a job locked this long was never leased, or was
       // released, by a worker that then failed to release the job itself. The replacement runs
       // when the delivery is due; the old job loses its key, so it is queued again only once.
-      `SELECT (graphile_worker.add_job($1, json_build_object('deliveryId', d.id), run_at := d.next_attempt_at,
-                                       job_key := j.key, job_key_mode := 'replace')).id AS job_id
+      `SELECT (graphile_worker.add_job($1, json_build_object('companyId', d.company_id, 'deliveryId', d.id),
+                                       run_at := d.next_attempt_at, job_key := j.key,
+                                       job_key_mode := 'replace')).id AS job_id
          FROM graphile_worker.jobs j
          JOIN webhook_deliveries d ON j.key = 'deliver:' || d.id
         WHERE j.task_identifier = $1 AND j.key LIKE 'deliver:%'
