@@ -9,6 +9,7 @@ import { TextBounds1765100000000 } from './1765100000000-text-bounds';
 import { EventPositions1765200000000 } from './1765200000000-event-positions';
 import { IdempotencyStates1765300000000 } from './1765300000000-idempotency-states';
 import { SealedSecrets1765400000000 } from './1765400000000-sealed-secrets';
+import { TenantKeys1765500000000 } from './1765500000000-tenant-keys';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -22,4 +23,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   EventPositions1765200000000,
   IdempotencyStates1765300000000,
   SealedSecrets1765400000000,
+  TenantKeys1765500000000,
 ];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { JobRunner } from '@ledgerkey/jobs';
@@ -416,6 +417,59 @@ describe('webhook delivery (worker in the API process)', () => {
     const attempts = await t.http.get(`/v1/webhook-endpoints/${endpoint.body.id}/attempts`).set(company.auth);
     expect(attempts.body.data.map((attempt: { attemptNumber: number }) => attempt.attemptNumber)).toEqual([
       1, 2, 3, 4,
+    ]);
+  });
+
+  it('runs jobs queued before their payload named the company: { eventId } fan-out, { deliveryId } delivery', async () => {
+    const company = await t.newCompany();
+    const target = await receiver();
+    const endpoint = await registerEndpoint(t, company, { url: target.url(), enabledEvents: ['*'] });
+    const [fannedOut, delivered, deliveryId] = [randomUUID(), randomUUID(), randomUUID()];
+    const client = await db.connect();
+    try {
+      // As the previous version wrote them: events, a delivery, and jobs naming only an id.
+      await client.query('BEGIN');
+      for (const eventId of [fannedOut, delivered]) {
+        await client.query(
+          `WITH next AS (
+             INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
+             ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1 RETURNING last_position
+           )
+           INSERT INTO events (id, company_id, position, type, data, created_at)
+           SELECT $1, $2, next.last_position, 'invoice.created', '{"object":{}}', now() FROM next`,
+          [eventId, company.companyId],
+        );
+      }
+      await client.query(
+        `SELECT graphile_worker.add_job('fan_out_event', json_build_object('eventId', $1::uuid),
+                                        job_key := 'fan_out:' || $1)`,
+        [fannedOut],
+      );
+      await client.query(
+        `INSERT INTO webhook_deliveries (id, company_id, event_id, endpoint_id) VALUES ($1, $2, $3, $4)`,
+        [deliveryId, company.companyId, delivered, endpoint.body.id],
+      );
+      await client.query(
+        `SELECT graphile_worker.add_job('deliver_webhook', json_build_object('deliveryId', $1::uuid),
+                                        job_key := 'deliver:' || $1)`,
+        [deliveryId],
+      );
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+
+    await target.waitFor(
+      () => target.requestsFor(fannedOut).length > 0 && target.requestsFor(delivered).length > 0,
+      DELIVERY_TIMEOUT_MS,
+    );
+    const { rows } = await db.query(
+      `SELECT event_id, status FROM webhook_deliveries WHERE company_id = $1 ORDER BY event_id = $2`,
+      [company.companyId, delivered],
+    );
+    expect(rows).toEqual([
+      { event_id: fannedOut, status: 'delivered' },
+      { event_id: delivered, status: 'delivered' },
     ]);
   });
 

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { InvoiceLineDto as LineInput, IssueInvoiceDto as IssueInvoiceRequest } from '../../libs/sdk/src';
 
-export interface LineInput {
-  description: string;
-  quantity: string;
-  unitPrice: number;
-  vatRate: string;
-}
+export type { LineInput };
 
-/** Test data for `POST /v1/sales/invoices/create`: `anInvoice().withLine(...).build()`. */
+/**
+ * Test data for `POST /v1/sales/invoices/create`: `anInvoice().withLine(...).build()`, typed by
+ * the SDK's request type. `with`/`without` may also make a body the API must refuse.
+ */
 export class InvoiceBuilder {
   private body: Record<string, unknown> = {
     customer: { name: 'UAB Pirkėjas', countryCode: 'LT', vatId: 'LT100001234567' },
@@ -41,7 +40,7 @@ export class InvoiceBuilder {
     return this;
   }
 
-  build(): Record<string, unknown> {
+  build(): IssueInvoiceRequest {
     const lines = this.body.lines as LineInput[];
     return {
       ...this.body,
@@ -49,7 +48,7 @@ export class InvoiceBuilder {
         lines.length > 0
           ? lines
           : [{ description: 'Consulting', quantity: '2', unitPrice: 5000, vatRate: '21' }],
-    };
+    } as IssueInvoiceRequest;
   }
 }
 

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { RecordPurchaseInvoiceDto as RecordPurchaseInvoiceRequest } from '../../libs/sdk/src';
 import type { LineInput } from './invoice.builder';
 
 /**
  * Test data for `POST /v1/purchases/invoices/create`:
  * `aPurchaseInvoice().withDocumentNumber('INV001').withLine(...).build()`. Every builder starts
  * with a fresh document number, so two builds are two supplier documents unless told otherwise.
+ * Typed by the SDK's request type; `with`/`without` may also make a body the API must refuse.
  */
 export class PurchaseInvoiceBuilder {
   private body: Record<string, unknown> = {
@@ -46,7 +48,7 @@ export class PurchaseInvoiceBuilder {
     return this;
   }
 
-  build(): Record<string, unknown> {
+  build(): RecordPurchaseInvoiceRequest {
     const lines = this.body.lines as LineInput[];
     return {
       ...this.body,
@@ -54,7 +56,7 @@ export class PurchaseInvoiceBuilder {
         lines.length > 0
           ? lines
           : [{ description: 'Office supplies', quantity: '2', unitPrice: 5000, vatRate: '21' }],
-    };
+    } as RecordPurchaseInvoiceRequest;
   }
 }
 

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import type {
+  RecordSettlementDto as RecordSettlementRequest,
+  SettlementAllocationDto as AllocationInput,
+} from '../../libs/sdk/src';
 
-export interface AllocationInput {
-  invoiceId: string;
-  amount: number;
-}
+export type { AllocationInput };
 
 /**
  * Test data for `POST /v1/settlements/create`:
  * `aSettlement().allocating(invoice.id, 12100).withFee(150).build()`. Each builder has its own
- * payout id unless `forPayout` names one.
+ * payout id unless `forPayout` names one. Typed by the SDK's request type; `with`/`without` may
+ * also make a body the API must refuse.
  */
 export class SettlementBuilder {
   private body: Record<string, unknown> = {
@@ -44,8 +46,11 @@ export class SettlementBuilder {
     return this;
   }
 
-  build(): Record<string, unknown> {
-    return { ...this.body, allocations: [...(this.body.allocations as AllocationInput[])] };
+  build(): RecordSettlementRequest {
+    return {
+      ...this.body,
+      allocations: [...(this.body.allocations as AllocationInput[])],
+    } as RecordSettlementRequest;
   }
 }
 

@@ -19,4 +19,5 @@ export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';
 export { afterCursorSql, orderBySql, pageOf } from './keyset-page';
 export type { Page } from './keyset-page';
+export { TenantReader } from './tenant-reader';
 export { CodePointLength, codePointLength } from './text-length.validator';

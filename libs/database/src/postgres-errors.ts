@@ -32,6 +32,11 @@ const CONNECTION_LOSS_MESSAGES = [
   'Client has encountered a connection error',
   'timeout exceeded when trying to connect',
 ];
+/**
+ * TypeORM releases a transaction's query runner when its connection emits `error` (a database
+ * restart); the transaction's next statement then fails with this error instead of a driver one.
+ */
+const RUNNER_RELEASED_BY_CONNECTION_ERROR = 'QueryRunnerProviderAlreadyReleasedError';
 
 /**
  * True when the error means the database could not be reached (e.g. it is restarting), as
@@ -40,9 +45,11 @@ const CONNECTION_LOSS_MESSAGES = [
 export function isConnectionLoss(error: unknown): boolean {
   return someInChain(
     error,
-    ({ code, message }) =>
+    ({ code, message, name }) =>
       (typeof code === 'string' && (CONNECTION_LOSS_CODES.has(code) || code.startsWith('08'))) ||
-      (typeof message === 'string' && CONNECTION_LOSS_MESSAGES.some((prefix) => message.startsWith(prefix))),
+      (typeof message === 'string' &&
+        CONNECTION_LOSS_MESSAGES.some((prefix) => message.startsWith(prefix))) ||
+      name === RUNNER_RELEASED_BY_CONNECTION_ERROR,
   );
 }
 
@@ -70,6 +77,7 @@ export function isTransientDatabaseFailure(error: unknown): boolean {
 interface ChainLink {
   code?: unknown;
   message?: unknown;
+  name?: unknown;
   driverError?: unknown;
   cause?: unknown;
 }

@@ -1,61 +1,23 @@
 export { InvoicingModule } from './invoicing.module';
 export { IssueInvoiceHandler } from './issue-invoice/issue-invoice.handler';
-export {
-  IssueInvoiceDto,
-  InvoiceLineDto,
-  PartyDto,
-  toIssueInvoiceCommand,
-} from './issue-invoice/issue-invoice.dto';
-export type { CompanyDefaults, IssueInvoiceCommand } from './issue-invoice/issue-invoice.dto';
+export { IssueInvoiceDto } from './issue-invoice/issue-invoice.dto';
 export { InvoiceQueries } from './invoices/invoice-queries';
-export {
-  InvoiceView,
-  InvoiceListView,
-  InvoiceLineView,
-  VatBreakdownView,
-  PartyView,
-} from './invoices/invoice.view';
-export {
-  DueDateBeforeIssueDateError,
-  InvoiceNotFoundError,
-  OrderAlreadyInvoicedError,
-} from './invoicing.errors';
-export { AmountOutOfRangeError, computeDocumentTotals } from './vat';
-export { CREDIT_NOTE_SERIES, formatDocumentNumber } from './numbering/document-number';
-export type { DocumentType } from './numbering/document-number';
-export { InvoicesRepository } from './invoices/invoices.repository';
-export type { LockedInvoice } from './invoices/invoices.repository';
-export { DocumentSequenceRepository } from './numbering/document-sequence.repository';
-export { IsDecimalString } from './decimal-string.validator';
-export { IsCalendarDate, isCalendarDate, todayUtc } from './calendar-date.validator';
-export { canonicalNumeric, formatDecimal, normalizeDecimal, parseDecimal } from './decimal';
-export { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from './vat';
-export type { DocumentTotals, PricedLine, VatBreakdownRow } from './vat';
-export { MAX_INVOICE_LINES, MAX_PARTY_NAME_LENGTH } from './issue-invoice/issue-invoice.dto';
+export { InvoiceListView, InvoiceView } from './invoices/invoice.view';
 export { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
-export { IssueCreditNoteDto, CREDIT_NOTE_REASONS } from './issue-credit-note/issue-credit-note.dto';
-export { computeCredit } from './issue-credit-note/credit-limits';
+export { IssueCreditNoteDto } from './issue-credit-note/issue-credit-note.dto';
 export { CreditNoteQueries } from './credit-notes/credit-note-queries';
-export { CreditNoteView, CreditNoteListView } from './credit-notes/credit-note.view';
-export { CreditExceedsInvoiceError, CreditNoteEmptyError, CreditNoteNotFoundError } from './invoicing.errors';
+export { CreditNoteListView, CreditNoteView } from './credit-notes/credit-note.view';
 export { RecordSettlementHandler } from './record-settlement/record-settlement.handler';
-export {
-  MAX_ALLOCATION_AMOUNT,
-  MAX_SETTLEMENT_ALLOCATIONS,
-  MAX_SETTLEMENT_FEE,
-  RecordSettlementDto,
-  SettlementAllocationDto,
-  toRecordSettlementCommand,
-} from './record-settlement/record-settlement.dto';
-export type { RecordSettlementCommand, SettlingCompany } from './record-settlement/record-settlement.dto';
+export { RecordSettlementDto } from './record-settlement/record-settlement.dto';
 export { SettlementQueries } from './settlements/settlement-queries';
-export { SettlementAllocationView, SettlementListView, SettlementView } from './settlements/settlement.view';
-export { SettlementsRepository } from './settlements/settlements.repository';
+export { SettlementListView, SettlementView } from './settlements/settlement.view';
 export {
   AllocationExceedsOutstandingError,
+  CreditExceedsInvoiceError,
+  CreditNoteEmptyError,
+  CreditNoteNotFoundError,
+  InvoiceNotFoundError,
+  OrderAlreadyInvoicedError,
   PayoutAlreadySettledError,
   SettlementNotFoundError,
 } from './invoicing.errors';
-export { IsDateTime, normalizeDateTime } from './date-time.validator';
-export { linesAggregateSql, linesUnnestSql, lineParameters, toLineViews } from './document-lines';
-export type { DocumentLine, StoredLine } from './document-lines';

@@ -17,13 +17,6 @@ export class InvoiceNotFoundError extends Error {
   }
 }
 
-export class DueDateBeforeIssueDateError extends Error {
-  readonly code = 'due_date_before_issue_date';
-  constructor(issueDate: string, dueDate: string) {
-    super(`dueDate ${dueDate} is before issueDate ${issueDate}.`);
-  }
-}
-
 export class CreditExceedsInvoiceError extends Error {
   readonly code = 'credit_exceeds_invoice';
 }

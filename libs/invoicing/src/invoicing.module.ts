@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
-import { LedgerModule } from '@ledgerkey/ledger';
-import { OutboxModule } from '@ledgerkey/outbox';
+import { DocumentsModule } from '@ledgerkey/documents';
 import { CreditNoteQueries } from './credit-notes/credit-note-queries';
 import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
 import { InvoiceQueries } from './invoices/invoice-queries';
@@ -13,7 +12,7 @@ import { SettlementQueries } from './settlements/settlement-queries';
 import { SettlementsRepository } from './settlements/settlements.repository';
 
 @Module({
-  imports: [LedgerModule, OutboxModule],
+  imports: [DocumentsModule],
   providers: [
     InvoicesRepository,
     DocumentSequenceRepository,
@@ -29,8 +28,6 @@ import { SettlementsRepository } from './settlements/settlements.repository';
   exports: [
     IssueInvoiceHandler,
     InvoiceQueries,
-    InvoicesRepository,
-    DocumentSequenceRepository,
     IssueCreditNoteHandler,
     CreditNoteQueries,
     RecordSettlementHandler,

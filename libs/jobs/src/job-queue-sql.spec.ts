@@ -3,9 +3,13 @@ import { JobTasks } from './job-tasks';
 
 describe('enqueueJobSql', () => {
   it('calls add_job with the task, the payload and the key made from the key field', () => {
-    expect(enqueueJobSql(JobTasks.FanOutEvent, { eventId: 'event.id' })).toBe(
-      `graphile_worker.add_job('fan_out_event', json_build_object('eventId', event.id), ` +
+    expect(enqueueJobSql(JobTasks.FanOutEvent, { companyId: '$2::uuid', eventId: 'event.id' })).toBe(
+      `graphile_worker.add_job('fan_out_event', json_build_object('companyId', $2::uuid, 'eventId', event.id), ` +
         `job_key := 'fan_out:' || event.id)`,
+    );
+    // An optional field may be left out (a fan-out rebuilt from its key names no company).
+    expect(enqueueJobSql(JobTasks.FanOutEvent, { eventId: 'x' })).toBe(
+      `graphile_worker.add_job('fan_out_event', json_build_object('eventId', x), job_key := 'fan_out:' || x)`,
     );
   });
 
@@ -13,16 +17,16 @@ describe('enqueueJobSql', () => {
     expect(
       enqueueJobSql(
         JobTasks.DeliverWebhook,
-        { deliveryId: 'd.id' },
+        { companyId: 'd.company_id', deliveryId: 'd.id' },
         { runAt: 'd.next_attempt_at', jobKeyMode: 'replace' },
       ),
     ).toBe(
-      `graphile_worker.add_job('deliver_webhook', json_build_object('deliveryId', d.id), ` +
+      `graphile_worker.add_job('deliver_webhook', json_build_object('companyId', d.company_id, 'deliveryId', d.id), ` +
         `run_at := d.next_attempt_at, job_key := 'deliver:' || d.id, job_key_mode := 'replace')`,
     );
   });
 
-  it('refuses a missing payload field and a key mode for a task without key', () => {
+  it('refuses a missing required payload field and a key mode for a task without key', () => {
     expect(() => enqueueJobSql(JobTasks.FanOutEvent, {} as { eventId: string })).toThrow(/eventId/);
     expect(() => enqueueJobSql(JobTasks.SweepWebhookLeases, {}, { jobKeyMode: 'replace' })).toThrow(
       /has no job key/,

@@ -20,31 +20,34 @@ export interface EnqueueOptions {
 /** The queue's table of jobs, for reads (a job exists until it succeeded or was removed). */
 export const QUEUED_JOBS = 'graphile_worker.jobs';
 
-const FIELD = /^[A-Za-z][A-Za-z0-9]*$/;
-
 /**
  * An expression that enqueues one job of `task` (graphile-worker's `add_job`), to be placed in
  * the caller's own statement: the job commits or rolls back with that statement's transaction,
  * so a row and the job that works on it exist together or not at all. A keyed task gets its job
  * key from the payload's key field. The expression's value is the job row
  * (`(<expression>).id` is the job id).
- * @param payload a SQL expression per payload field, e.g. `{ eventId: 'event.id' }`
- * @throws Error when a payload field is missing, or `jobKeyMode` is given for an unkeyed task
+ * @param payload a SQL expression per payload field, e.g. `{ eventId: 'event.id' }`; an optional
+ *   field may be left out
+ * @throws Error when a required payload field is missing, or `jobKeyMode` is given for an
+ *   unkeyed task
  */
 export function enqueueJobSql<Payload extends JobPayload>(
   task: JobTask<Payload>,
   payload: { [Field in keyof Payload]: SqlExpression },
   options: EnqueueOptions = {},
 ): string {
-  const fields = task.payloadFields.map((field) => {
-    if (!FIELD.test(field) || payload[field] === undefined) {
-      throw new Error(`job task ${task.name}: payload field ${field} is missing or invalid`);
+  const given = payload as Record<string, SqlExpression | undefined>;
+  const fields: string[] = [];
+  for (const field of task.payloadFields) {
+    const expression = given[field];
+    if (expression !== undefined) fields.push(`'${field}', ${expression}`);
+    else if (!task.optionalFields.includes(field)) {
+      throw new Error(`job task ${task.name}: payload field ${field} is missing`);
     }
-    return `'${field}', ${payload[field]}`;
-  });
+  }
   const args = [`'${task.name}'`, `json_build_object(${fields.join(', ')})`];
   if (options.runAt !== undefined) args.push(`run_at := ${options.runAt}`);
-  if (task.key !== undefined) args.push(`job_key := ${jobKeySql(task, payload[task.key.field])}`);
+  if (task.key !== undefined) args.push(`job_key := ${jobKeySql(task, given[task.key.field] as string)}`);
   if (options.jobKeyMode !== undefined) {
     if (task.key === undefined) throw new Error(`job task ${task.name} has no job key`);
     args.push(`job_key_mode := '${options.jobKeyMode}'`);

@@ -174,12 +174,21 @@ function taskListOf(registrations: JobRegistration[], inProcess: Map<string, InP
   return tasks;
 }
 
+/**
+ * The payload's fields, each checked to be a string; an optional field may be missing (or null).
+ * @throws Error naming the field otherwise (the queue retries the job, then keeps it as failed)
+ */
 function payloadOf(registration: JobRegistration, payload: unknown): JobPayload {
+  const { payloadFields, optionalFields } = registration.task;
   const fields: JobPayload = {};
-  for (const field of registration.task.payloadFields) {
+  for (const field of payloadFields) {
     const value = (payload as Record<string, unknown> | null)?.[field];
-    if (typeof value !== 'string') throw new Error(`job payload has no ${field}: ${JSON.stringify(payload)}`);
-    fields[field] = value;
+    if (typeof value === 'string') fields[field] = value;
+    else if (value !== undefined && value !== null) {
+      throw new Error(`job payload has a malformed ${field}: ${JSON.stringify(payload)}`);
+    } else if (!optionalFields.includes(field)) {
+      throw new Error(`job payload has no ${field}: ${JSON.stringify(payload)}`);
+    }
   }
   return fields;
 }

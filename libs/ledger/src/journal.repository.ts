@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
+  type Page,
   Propagation,
+  TenantReader,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
 } from '@ledgerkey/database';
 import { balancedLines, type JournalEntryDraft } from './journal-entry';
 import type {
@@ -27,8 +26,32 @@ interface EntryRow {
   lines: Array<{ account: string; debit: string; credit: string }>;
 }
 
-/** Keyset order of the list; ends in a unique column. */
-const JOURNAL_ENTRIES_ORDER = ['seq'];
+const SELECT_ENTRY = `
+  SELECT e.id, e.currency, e.source_type, e.source_id, e.memo, e.posted_at,
+         (SELECT json_agg(json_build_object('account', l.account, 'debit', l.debit::text,
+                                            'credit', l.credit::text) ORDER BY l.line_no)
+            FROM journal_lines l WHERE l.company_id = e.company_id AND l.entry_id = e.id) AS lines
+    FROM journal_entries e`;
+
+function toView(row: EntryRow): JournalEntryView {
+  return {
+    id: row.id,
+    object: 'journal_entry',
+    currency: row.currency,
+    sourceType: row.source_type,
+    sourceId: row.source_id,
+    memo: row.memo,
+    postedAt: row.posted_at.toISOString(),
+    lines: row.lines.map((line) => ({
+      account: line.account,
+      debit: Number(line.debit),
+      credit: Number(line.credit),
+    })),
+  };
+}
+
+/** Keyset order seq: posting order, unique. */
+const JOURNAL_ENTRIES = new TenantReader('journal_entries', 'e', SELECT_ENTRY, ['seq'], toView);
 
 @Injectable()
 export class JournalRepository {
@@ -74,37 +97,8 @@ export class JournalRepository {
   }
 
   /** Entries in posting order, after the entry `startingAfter` (an entry id of this company). */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: JournalEntryView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<EntryRow[]>(
-      `SELECT e.id, e.currency, e.source_type, e.source_id, e.memo, e.posted_at,
-              (SELECT json_agg(json_build_object('account', l.account, 'debit', l.debit::text,
-                                                 'credit', l.credit::text) ORDER BY l.line_no)
-                 FROM journal_lines l WHERE l.entry_id = e.id) AS lines
-         FROM journal_entries e
-        WHERE e.company_id = $1
-          AND ${afterCursorSql('journal_entries', 'e', JOURNAL_ENTRIES_ORDER, 2)}
-        ${orderBySql('e', JOURNAL_ENTRIES_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, (row) => ({
-      id: row.id,
-      object: 'journal_entry',
-      currency: row.currency,
-      sourceType: row.source_type,
-      sourceId: row.source_id,
-      memo: row.memo,
-      postedAt: row.posted_at.toISOString(),
-      lines: row.lines.map((line) => ({
-        account: line.account,
-        debit: Number(line.debit),
-        credit: Number(line.credit),
-      })),
-    }));
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<JournalEntryView>> {
+    return JOURNAL_ENTRIES.list(this.txHost.tx, companyId, limit, startingAfter);
   }
 
   /**
@@ -118,7 +112,7 @@ export class JournalRepository {
       // GROUPING SETS: the per-currency totals (account NULL) from the same scan as the rows.
       `SELECT e.currency, l.account, sum(l.debit)::text AS debit, sum(l.credit)::text AS credit,
               (sum(l.debit) - sum(l.credit))::text AS balance
-         FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
+         FROM journal_lines l JOIN journal_entries e ON e.company_id = l.company_id AND e.id = l.entry_id
         WHERE l.company_id = $1
         GROUP BY GROUPING SETS ((e.currency, l.account), (e.currency))
         ORDER BY e.currency, l.account`,

@@ -1,1 +1,11 @@
-export { IsMoneyCurrency, isMoneyCurrency } from './currency';
+export { IsMoneyCurrency } from './currency';
+export { canonicalNumeric } from './decimal';
+export { IsDecimalString } from './decimal-string.validator';
+export {
+  AmountOutOfRangeError,
+  computeDocumentTotals,
+  MAX_QUANTITY_SCALE,
+  MAX_UNIT_PRICE,
+  MAX_VAT_RATE_SCALE,
+} from './vat';
+export type { VatBreakdownRow } from './vat';

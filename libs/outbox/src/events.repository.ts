@@ -45,7 +45,8 @@ const APPEND_EVENT_SQL = `WITH next AS (
      SELECT $1, $2, next.last_position, $3, $4, $5 FROM next
      RETURNING id
    )
-   SELECT ${enqueueJobSql(JobTasks.FanOutEvent, { eventId: 'event.id' })}
+   -- The payload names the company, so the fan-out reads the event by its key (company, id).
+   SELECT ${enqueueJobSql(JobTasks.FanOutEvent, { companyId: '$2::uuid', eventId: 'event.id' })}
      FROM event`;
 
 /** The outbox. Every method takes the company id first. */

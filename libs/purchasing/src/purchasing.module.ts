@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
-import { LedgerModule } from '@ledgerkey/ledger';
-import { OutboxModule } from '@ledgerkey/outbox';
+import { DocumentsModule } from '@ledgerkey/documents';
 import { PurchaseInvoiceQueries } from './purchase-invoices/purchase-invoice-queries';
 import { PurchaseInvoicesRepository } from './purchase-invoices/purchase-invoices.repository';
 import { RecordPurchaseInvoiceHandler } from './record-purchase-invoice/record-purchase-invoice.handler';
 
 @Module({
-  imports: [LedgerModule, OutboxModule],
+  imports: [DocumentsModule],
   providers: [PurchaseInvoicesRepository, RecordPurchaseInvoiceHandler, PurchaseInvoiceQueries],
   exports: [RecordPurchaseInvoiceHandler, PurchaseInvoiceQueries],
 })

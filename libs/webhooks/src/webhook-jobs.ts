@@ -25,14 +25,14 @@ export class WebhookJobs implements OnModuleInit {
   onModuleInit(): void {
     this.registry.register({
       task: JobTasks.FanOutEvent,
-      run: async ({ eventId }) => {
-        await this.fanOut.execute(eventId);
+      run: async ({ companyId, eventId }) => {
+        await this.fanOut.execute(companyId, eventId);
       },
     });
     this.registry.register({
       task: JobTasks.DeliverWebhook,
-      run: async ({ deliveryId }) => {
-        await this.deliver.execute(deliveryId);
+      run: async ({ companyId, deliveryId }) => {
+        await this.deliver.execute(companyId, deliveryId);
       },
     });
     this.registry.register({

@@ -1,9 +1,8 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
   ApiNotFoundResponse,
-  ApiOkResponse,
   ApiOperation,
   ApiTags,
   ApiUnauthorizedResponse,
@@ -18,19 +17,25 @@ import {
   IssueCreditNoteHandler,
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
-import { ResourceIdPipe } from '../resource-id.pipe';
+import { ReadRoutes } from '../read-routes';
 
 @ApiTags('Credit notes')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ description: 'Missing or unknown API key (`unauthorized`)' })
 @UseGuards(ApiKeyGuard)
 @Controller('v1/sales/credit-notes')
-export class CreditNotesController {
+export class CreditNotesController extends ReadRoutes({
+  view: CreditNoteView,
+  listView: CreditNoteListView,
+  get: { operationId: 'getCreditNote', summary: 'Retrieve a credit note', notFound: '`not_found`' },
+  list: { operationId: 'listCreditNotes', summary: 'List credit notes by number' },
+}) {
   constructor(
     private readonly issueCreditNote: IssueCreditNoteHandler,
-    private readonly queries: CreditNoteQueries,
-  ) {}
+    protected override readonly queries: CreditNoteQueries,
+  ) {
+    super();
+  }
 
   @Post('create')
   @HttpCode(201)
@@ -60,20 +65,5 @@ export class CreditNotesController {
     @CurrentCompany() company: Company,
   ): Promise<CreditNoteView> {
     return this.issueCreditNote.execute(company.id, dto);
-  }
-
-  @Get(':id')
-  @ApiOperation({ operationId: 'getCreditNote', summary: 'Retrieve a credit note' })
-  @ApiOkResponse({ type: CreditNoteView })
-  @ApiNotFoundResponse({ description: '`not_found`' })
-  get(@Param('id', ResourceIdPipe) id: string, @CurrentCompany() company: Company): Promise<CreditNoteView> {
-    return this.queries.get(company.id, id);
-  }
-
-  @Get()
-  @ApiOperation({ operationId: 'listCreditNotes', summary: 'List credit notes by number' })
-  @ApiOkResponse({ type: CreditNoteListView })
-  list(@Query() query: ListQueryDto, @CurrentCompany() company: Company): Promise<CreditNoteListView> {
-    return this.queries.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
   }
 }

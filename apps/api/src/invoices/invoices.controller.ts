@@ -1,10 +1,8 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiConflictResponse,
   ApiCreatedResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
   ApiOperation,
   ApiTags,
   ApiUnauthorizedResponse,
@@ -18,19 +16,29 @@ import {
   IssueInvoiceHandler,
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
-import { ResourceIdPipe } from '../resource-id.pipe';
+import { ReadRoutes } from '../read-routes';
 
 @ApiTags('Sales invoices')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ description: 'Missing or unknown API key (`unauthorized`)' })
 @UseGuards(ApiKeyGuard)
 @Controller('v1/sales/invoices')
-export class InvoicesController {
+export class InvoicesController extends ReadRoutes({
+  view: InvoiceView,
+  listView: InvoiceListView,
+  get: {
+    operationId: 'getSalesInvoice',
+    summary: 'Retrieve a sales invoice',
+    notFound: "`not_found` (also for another company's id)",
+  },
+  list: { operationId: 'listSalesInvoices', summary: 'List sales invoices by series and number' },
+}) {
   constructor(
     private readonly issueInvoice: IssueInvoiceHandler,
-    private readonly queries: InvoiceQueries,
-  ) {}
+    protected override readonly queries: InvoiceQueries,
+  ) {
+    super();
+  }
 
   @Post('create')
   @HttpCode(201)
@@ -54,20 +62,5 @@ export class InvoicesController {
   })
   create(@IdempotentBody() dto: IssueInvoiceDto, @CurrentCompany() company: Company): Promise<InvoiceView> {
     return this.issueInvoice.execute(company, dto);
-  }
-
-  @Get(':id')
-  @ApiOperation({ operationId: 'getSalesInvoice', summary: 'Retrieve a sales invoice' })
-  @ApiOkResponse({ type: InvoiceView })
-  @ApiNotFoundResponse({ description: "`not_found` (also for another company's id)" })
-  get(@Param('id', ResourceIdPipe) id: string, @CurrentCompany() company: Company): Promise<InvoiceView> {
-    return this.queries.get(company.id, id);
-  }
-
-  @Get()
-  @ApiOperation({ operationId: 'listSalesInvoices', summary: 'List sales invoices by series and number' })
-  @ApiOkResponse({ type: InvoiceListView })
-  list(@Query() query: ListQueryDto, @CurrentCompany() company: Company): Promise<InvoiceListView> {
-    return this.queries.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
   }
 }

@@ -1,10 +1,8 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiConflictResponse,
   ApiCreatedResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
   ApiOperation,
   ApiTags,
   ApiUnauthorizedResponse,
@@ -18,19 +16,32 @@ import {
   RecordPurchaseInvoiceHandler,
 } from '@ledgerkey/purchasing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
-import { ResourceIdPipe } from '../resource-id.pipe';
+import { ReadRoutes } from '../read-routes';
 
 @ApiTags('Purchase invoices')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ description: 'Missing or unknown API key (`unauthorized`)' })
 @UseGuards(ApiKeyGuard)
 @Controller('v1/purchases/invoices')
-export class PurchaseInvoicesController {
+export class PurchaseInvoicesController extends ReadRoutes({
+  view: PurchaseInvoiceView,
+  listView: PurchaseInvoiceListView,
+  get: {
+    operationId: 'getPurchaseInvoice',
+    summary: 'Retrieve a purchase invoice',
+    notFound: "`not_found` (also for another company's id)",
+  },
+  list: {
+    operationId: 'listPurchaseInvoices',
+    summary: 'List purchase invoices in the order they were recorded',
+  },
+}) {
   constructor(
     private readonly recordPurchaseInvoice: RecordPurchaseInvoiceHandler,
-    private readonly queries: PurchaseInvoiceQueries,
-  ) {}
+    protected override readonly queries: PurchaseInvoiceQueries,
+  ) {
+    super();
+  }
 
   @Post('create')
   @HttpCode(201)
@@ -63,26 +74,5 @@ export class PurchaseInvoicesController {
     @CurrentCompany() company: Company,
   ): Promise<PurchaseInvoiceView> {
     return this.recordPurchaseInvoice.execute(company, dto);
-  }
-
-  @Get(':id')
-  @ApiOperation({ operationId: 'getPurchaseInvoice', summary: 'Retrieve a purchase invoice' })
-  @ApiOkResponse({ type: PurchaseInvoiceView })
-  @ApiNotFoundResponse({ description: "`not_found` (also for another company's id)" })
-  get(
-    @Param('id', ResourceIdPipe) id: string,
-    @CurrentCompany() company: Company,
-  ): Promise<PurchaseInvoiceView> {
-    return this.queries.get(company.id, id);
-  }
-
-  @Get()
-  @ApiOperation({
-    operationId: 'listPurchaseInvoices',
-    summary: 'List purchase invoices in the order they were recorded',
-  })
-  @ApiOkResponse({ type: PurchaseInvoiceListView })
-  list(@Query() query: ListQueryDto, @CurrentCompany() company: Company): Promise<PurchaseInvoiceListView> {
-    return this.queries.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
   }
 }

@@ -1,10 +1,9 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiConflictResponse,
   ApiCreatedResponse,
   ApiNotFoundResponse,
-  ApiOkResponse,
   ApiOperation,
   ApiTags,
   ApiUnauthorizedResponse,
@@ -19,19 +18,29 @@ import {
   SettlementView,
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
-import { ResourceIdPipe } from '../resource-id.pipe';
+import { ReadRoutes } from '../read-routes';
 
 @ApiTags('Settlements')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ description: 'Missing or unknown API key (`unauthorized`)' })
 @UseGuards(ApiKeyGuard)
 @Controller('v1/settlements')
-export class SettlementsController {
+export class SettlementsController extends ReadRoutes({
+  view: SettlementView,
+  listView: SettlementListView,
+  get: {
+    operationId: 'getSettlement',
+    summary: 'Retrieve a settlement',
+    notFound: "`not_found` (also for another company's id)",
+  },
+  list: { operationId: 'listSettlements', summary: 'List settlements in the order they were recorded' },
+}) {
   constructor(
     private readonly recordSettlement: RecordSettlementHandler,
-    private readonly queries: SettlementQueries,
-  ) {}
+    protected override readonly queries: SettlementQueries,
+  ) {
+    super();
+  }
 
   @Post('create')
   @HttpCode(201)
@@ -68,23 +77,5 @@ export class SettlementsController {
     @CurrentCompany() company: Company,
   ): Promise<SettlementView> {
     return this.recordSettlement.execute(company, dto);
-  }
-
-  @Get(':id')
-  @ApiOperation({ operationId: 'getSettlement', summary: 'Retrieve a settlement' })
-  @ApiOkResponse({ type: SettlementView })
-  @ApiNotFoundResponse({ description: "`not_found` (also for another company's id)" })
-  get(@Param('id', ResourceIdPipe) id: string, @CurrentCompany() company: Company): Promise<SettlementView> {
-    return this.queries.get(company.id, id);
-  }
-
-  @Get()
-  @ApiOperation({
-    operationId: 'listSettlements',
-    summary: 'List settlements in the order they were recorded',
-  })
-  @ApiOkResponse({ type: SettlementListView })
-  list(@Query() query: ListQueryDto, @CurrentCompany() company: Company): Promise<SettlementListView> {
-    return this.queries.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
   }
 }

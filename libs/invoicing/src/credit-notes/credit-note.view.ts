@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CREDIT_NOTE_REASONS, type CreditNoteReason } from '../issue-credit-note/issue-credit-note.dto';
-import { InvoiceLineView, VatBreakdownView } from '../invoices/invoice.view';
+import { InvoiceLineView, VatBreakdownView } from '@ledgerkey/documents';
 
 export class CreditNoteView {
   @ApiProperty({ format: 'uuid' }) id: string;

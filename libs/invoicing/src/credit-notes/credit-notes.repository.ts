@@ -1,24 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Page,
   Propagation,
+  TenantReader,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
 } from '@ledgerkey/database';
 import {
-  linesAggregateSql,
-  linesUnnestSql,
+  insertLinesSql,
   lineParameters,
-  toLineViews,
-  type StoredLine,
-} from '../document-lines';
+  linesAggregateSql,
+  type StoredAmounts,
+  storedAmountsOf,
+  totalsParameters,
+} from '@ledgerkey/documents';
 import type { CreditedAtRate } from '../issue-credit-note/credit-limits';
 import type { CreditNoteView } from './credit-note.view';
 
-interface CreditNoteRow {
+interface CreditNoteRow extends StoredAmounts {
   id: string;
   number: string;
   series: string;
@@ -28,19 +28,14 @@ interface CreditNoteRow {
   reason: CreditNoteView['reason'];
   memo: string | null;
   currency: string;
-  vat_breakdown: CreditNoteView['vatBreakdown'];
-  net_total: string;
-  vat_total: string;
-  gross_total: string;
   created_at: Date;
-  lines: StoredLine[];
 }
 
 const SELECT_CREDIT_NOTE = `
   SELECT c.id, c.number, c.series, c.sequence, c.invoice_id, i.number AS invoice_number, c.reason,
          c.memo, c.currency, c.vat_breakdown, c.net_total, c.vat_total, c.gross_total, c.created_at,
          ${linesAggregateSql('credit_note_lines', 'credit_note_id', 'c')}
-    FROM credit_notes c JOIN invoices i ON i.id = c.invoice_id`;
+    FROM credit_notes c JOIN invoices i ON i.company_id = c.company_id AND i.id = c.invoice_id`;
 
 function toView(row: CreditNoteRow): CreditNoteView {
   return {
@@ -54,26 +49,33 @@ function toView(row: CreditNoteRow): CreditNoteView {
     reason: row.reason,
     memo: row.memo,
     currency: row.currency,
-    lines: toLineViews(row.lines),
-    vatBreakdown: row.vat_breakdown.map((vat) => ({
-      vatRate: vat.vatRate,
-      netAmount: vat.netAmount,
-      vatAmount: vat.vatAmount,
-    })),
-    netTotal: Number(row.net_total),
-    vatTotal: Number(row.vat_total),
-    grossTotal: Number(row.gross_total),
+    ...storedAmountsOf(row),
     createdAt: row.created_at.toISOString(),
   };
 }
 
-/** Credit notes of one company. Every method takes the company id first. */
-/** Keyset order of the list; ends in a unique column. */
-const CREDIT_NOTES_ORDER = ['series', 'sequence'];
+/** Keyset order (series, sequence): number order, unique. */
+const CREDIT_NOTES = new TenantReader(
+  'credit_notes',
+  'c',
+  SELECT_CREDIT_NOTE,
+  ['series', 'sequence'],
+  toView,
+);
 
+/** Credit notes of one company. Every method takes the company id first. */
 @Injectable()
 export class CreditNotesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  findById(companyId: string, creditNoteId: string): Promise<CreditNoteView | null> {
+    return CREDIT_NOTES.findById(this.txHost.tx, companyId, creditNoteId);
+  }
+
+  /** A page in number order. */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<CreditNoteView>> {
+    return CREDIT_NOTES.list(this.txHost.tx, companyId, limit, startingAfter);
+  }
 
   /**
    * Net and VAT already credited on an invoice, per canonical VAT rate. Callers hold the
@@ -102,11 +104,7 @@ export class CreditNotesRepository {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
          RETURNING id
        )
-       INSERT INTO credit_note_lines (credit_note_id, company_id, position, description, quantity,
-                                      unit_price, vat_rate, net_amount)
-       SELECT note.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate, l.net_amount
-         FROM note,
-              ${linesUnnestSql(15)}`,
+       ${insertLinesSql('credit_note_lines', 'credit_note_id', 'note', 15)}`,
       [
         note.id,
         companyId,
@@ -117,38 +115,10 @@ export class CreditNotesRepository {
         note.reason,
         note.memo,
         note.currency,
-        JSON.stringify(note.vatBreakdown),
-        note.netTotal,
-        note.vatTotal,
-        note.grossTotal,
+        ...totalsParameters(note),
         note.createdAt,
         ...lineParameters(note.lines),
       ],
     );
-  }
-
-  async findById(companyId: string, creditNoteId: string): Promise<CreditNoteView | null> {
-    const rows = await this.txHost.tx.query<CreditNoteRow[]>(
-      `${SELECT_CREDIT_NOTE} WHERE c.company_id = $1 AND c.id = $2`,
-      [companyId, creditNoteId],
-    );
-    return rows[0] ? toView(rows[0]) : null;
-  }
-
-  /** A page in number order, after the credit note `startingAfter` of this company. */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: CreditNoteView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<CreditNoteRow[]>(
-      `${SELECT_CREDIT_NOTE}
-        WHERE c.company_id = $1
-          AND ${afterCursorSql('credit_notes', 'c', CREDIT_NOTES_ORDER, 2)}
-        ${orderBySql('c', CREDIT_NOTES_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
   }
 }

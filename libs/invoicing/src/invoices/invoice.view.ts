@@ -1,28 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-
-export class PartyView {
-  @ApiProperty() name: string;
-  @ApiProperty({ type: String, nullable: true }) vatId: string | null;
-  @ApiProperty() countryCode: string;
-  @ApiProperty({ type: String, nullable: true }) address: string | null;
-  @ApiProperty({ type: String, nullable: true }) email: string | null;
-}
-
-export class InvoiceLineView {
-  @ApiProperty({ example: 1 }) position: number;
-  @ApiProperty({ example: 'Consulting' }) description: string;
-  @ApiProperty({ example: '2' }) quantity: string;
-  @ApiProperty({ example: 5000 }) unitPrice: number;
-  @ApiProperty({ example: '21' }) vatRate: string;
-  @ApiProperty({ example: 10000, description: 'quantity × unitPrice, rounded half away from zero' })
-  netAmount: number;
-}
-
-export class VatBreakdownView {
-  @ApiProperty({ example: '21' }) vatRate: string;
-  @ApiProperty({ example: 10000 }) netAmount: number;
-  @ApiProperty({ example: 2100 }) vatAmount: number;
-}
+import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/documents';
 
 export class InvoiceView {
   @ApiProperty({ format: 'uuid' }) id: string;

@@ -1,23 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Page,
   Propagation,
+  TenantReader,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
 } from '@ledgerkey/database';
 import {
-  linesAggregateSql,
-  linesUnnestSql,
+  insertLinesSql,
   lineParameters,
-  toLineViews,
-  type StoredLine,
-} from '../document-lines';
+  linesAggregateSql,
+  partyOf,
+  type StoredAmounts,
+  storedAmountsOf,
+  totalsParameters,
+} from '@ledgerkey/documents';
 import type { InvoiceView } from './invoice.view';
 
-interface InvoiceRow {
+interface InvoiceRow extends StoredAmounts {
   id: string;
   number: string;
   series: string;
@@ -29,14 +30,9 @@ interface InvoiceRow {
   due_date: string | null;
   customer: InvoiceView['customer'];
   notes: string | null;
-  vat_breakdown: InvoiceView['vatBreakdown'];
-  net_total: string;
-  vat_total: string;
-  gross_total: string;
   credited_total: string;
   paid_total: string;
   created_at: Date;
-  lines: StoredLine[];
 }
 
 const SELECT_INVOICE = `
@@ -81,22 +77,9 @@ function toView(row: InvoiceRow): InvoiceView {
     currency: row.currency,
     issueDate: row.issue_date,
     dueDate: row.due_date,
-    customer: {
-      name: row.customer.name,
-      vatId: row.customer.vatId,
-      countryCode: row.customer.countryCode,
-      address: row.customer.address,
-      email: row.customer.email,
-    },
-    lines: toLineViews(row.lines),
-    vatBreakdown: row.vat_breakdown.map((vat) => ({
-      vatRate: vat.vatRate,
-      netAmount: vat.netAmount,
-      vatAmount: vat.vatAmount,
-    })),
-    netTotal: Number(row.net_total),
-    vatTotal: Number(row.vat_total),
-    grossTotal: Number(row.gross_total),
+    // Rebuilt member by member: jsonb does not keep key order, the API does.
+    customer: partyOf(row.customer),
+    ...storedAmountsOf(row),
     creditedTotal: Number(row.credited_total),
     paidTotal: Number(row.paid_total),
     notes: row.notes,
@@ -104,13 +87,22 @@ function toView(row: InvoiceRow): InvoiceView {
   };
 }
 
-/** Invoices of one company. Every method takes the company id first: no cross-tenant reads. */
-/** Keyset order of the list; ends in a unique column. */
-const INVOICES_ORDER = ['series', 'sequence'];
+/** Keyset order (series, sequence): gapless numbers, unique per series. */
+const INVOICES = new TenantReader('invoices', 'i', SELECT_INVOICE, ['series', 'sequence'], toView);
 
+/** Invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class InvoicesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  findById(companyId: string, invoiceId: string): Promise<InvoiceView | null> {
+    return INVOICES.findById(this.txHost.tx, companyId, invoiceId);
+  }
+
+  /** A page in (series, sequence) order. */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<InvoiceView>> {
+    return INVOICES.list(this.txHost.tx, companyId, limit, startingAfter);
+  }
 
   /**
    * Inserts an issued invoice and its lines in one statement.
@@ -130,12 +122,7 @@ export class InvoicesRepository {
          ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
          RETURNING id
        ), lines AS (
-         INSERT INTO invoice_lines (invoice_id, company_id, position, description, quantity,
-                                    unit_price, vat_rate, net_amount)
-         SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
-                l.net_amount
-           FROM invoice,
-                ${linesUnnestSql(17)}
+         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 17)}
        )
        SELECT count(*)::int AS inserted FROM invoice`,
       [
@@ -150,23 +137,12 @@ export class InvoicesRepository {
         invoice.dueDate,
         JSON.stringify(invoice.customer),
         invoice.notes,
-        JSON.stringify(invoice.vatBreakdown),
-        invoice.netTotal,
-        invoice.vatTotal,
-        invoice.grossTotal,
+        ...totalsParameters(invoice),
         invoice.createdAt,
         ...lineParameters(invoice.lines),
       ],
     );
     return rows[0].inserted === 1;
-  }
-
-  async findById(companyId: string, invoiceId: string): Promise<InvoiceView | null> {
-    const rows = await this.txHost.tx.query<InvoiceRow[]>(
-      `${SELECT_INVOICE} WHERE i.company_id = $1 AND i.id = $2`,
-      [companyId, invoiceId],
-    );
-    return rows[0] ? toView(rows[0]) : null;
   }
 
   /**
@@ -217,25 +193,5 @@ export class InvoicesRepository {
       [companyId, orderId],
     );
     return rows[0]?.id ?? null;
-  }
-
-  /**
-   * A page ordered by (series, sequence), after the invoice `startingAfter` of this company.
-   * An unknown cursor id yields an empty page rather than restarting from the beginning.
-   */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: InvoiceView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<InvoiceRow[]>(
-      `${SELECT_INVOICE}
-        WHERE i.company_id = $1
-          AND ${afterCursorSql('invoices', 'i', INVOICES_ORDER, 2)}
-        ${orderBySql('i', INVOICES_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
   }
 }

@@ -1,21 +1,10 @@
+import { type DocumentAmounts, type LineInput, numberedLines, priceLines } from '@ledgerkey/documents';
+import type { VatBreakdownRow } from '@ledgerkey/money';
 import { CreditExceedsInvoiceError, CreditNoteEmptyError } from '../invoicing.errors';
-import { computeDocumentTotals, type PricedLine, type VatBreakdownRow } from '../vat';
 
 export interface CreditedAtRate {
   net: number;
   vat: number;
-}
-
-export interface CreditLine extends PricedLine {
-  description: string;
-}
-
-export interface CreditComputation {
-  lines: Array<CreditLine & { netAmount: number }>;
-  vatBreakdown: VatBreakdownRow[];
-  netTotal: number;
-  vatTotal: number;
-  grossTotal: number;
 }
 
 /**
@@ -34,8 +23,8 @@ export interface CreditComputation {
 export function computeCredit(
   invoice: { number: string; vatBreakdown: readonly VatBreakdownRow[] },
   credited: ReadonlyMap<string, CreditedAtRate>,
-  requestedLines: readonly CreditLine[] | null,
-): CreditComputation {
+  requestedLines: readonly LineInput[] | null,
+): DocumentAmounts {
   const remaining = new Map(
     invoice.vatBreakdown.map((row) => {
       const done = credited.get(row.vatRate) ?? { net: 0, vat: 0 };
@@ -60,8 +49,8 @@ export function computeCredit(
     );
   }
 
-  const totals = computeDocumentTotals(requestedLines);
-  const vatBreakdown = totals.vatBreakdown.map((row): VatBreakdownRow => {
+  const priced = priceLines(requestedLines);
+  const vatBreakdown = priced.vatBreakdown.map((row): VatBreakdownRow => {
     const left = remaining.get(row.vatRate);
     if (left === undefined) {
       throw new CreditExceedsInvoiceError(`Invoice ${invoice.number} has no lines at ${row.vatRate}% VAT.`);
@@ -75,15 +64,15 @@ export function computeCredit(
     const vatAmount = row.netAmount === left.net ? left.vat : Math.min(row.vatAmount, left.vat);
     return { vatRate: row.vatRate, netAmount: row.netAmount, vatAmount };
   });
-  return summarize(
-    requestedLines.map((line, index) => ({ ...line, netAmount: totals.lineNetAmounts[index] })),
-    vatBreakdown,
-  );
+  return summarize(priced.lines, vatBreakdown);
 }
 
-function summarize(lines: CreditComputation['lines'], vatBreakdown: VatBreakdownRow[]): CreditComputation {
+function summarize(
+  lines: ReadonlyArray<LineInput & { netAmount: number }>,
+  vatBreakdown: VatBreakdownRow[],
+): DocumentAmounts {
   const netTotal = vatBreakdown.reduce((sum, row) => sum + row.netAmount, 0);
   const vatTotal = vatBreakdown.reduce((sum, row) => sum + row.vatAmount, 0);
   if (netTotal + vatTotal === 0) throw new CreditNoteEmptyError();
-  return { lines, vatBreakdown, netTotal, vatTotal, grossTotal: netTotal + vatTotal };
+  return { lines: numberedLines(lines), vatBreakdown, netTotal, vatTotal, grossTotal: netTotal + vatTotal };
 }

@@ -1,18 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsIn,
-  IsObject,
-  IsOptional,
-  IsString,
-  IsUUID,
-  ValidateNested,
-} from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
 import { CodePointLength } from '@ledgerkey/database';
-import { InvoiceLineDto, MAX_INVOICE_LINES } from '../issue-invoice/issue-invoice.dto';
+import { DocumentLines, InvoiceLineDto, lineInputsOf } from '@ledgerkey/documents';
 
 export const CREDIT_NOTE_REASONS = [
   'duplicate',
@@ -38,21 +27,13 @@ export class IssueCreditNoteDto {
   @CodePointLength(0, 2000)
   memo?: string;
 
-  @ApiPropertyOptional({
-    type: [InvoiceLineDto],
-    minItems: 1,
-    maxItems: MAX_INVOICE_LINES,
+  @IsOptional()
+  @DocumentLines({
     description:
       'What to credit. Omit to credit everything not yet credited: exactly the remaining net and ' +
       'VAT per rate, so the invoice and its credit notes net to zero.',
+    required: false,
   })
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_INVOICE_LINES)
-  @IsObject({ each: true })
-  @ValidateNested({ each: true })
-  @Type(() => InvoiceLineDto)
   lines?: InvoiceLineDto[];
 
   /** Canonical lines (quantities and rates normalized by validation); absent fields are null. */
@@ -61,13 +42,7 @@ export class IssueCreditNoteDto {
       invoiceId: this.invoiceId.toLowerCase(),
       reason: this.reason,
       memo: this.memo ?? null,
-      lines:
-        this.lines?.map((line) => ({
-          description: line.description,
-          quantity: line.quantity,
-          unitPrice: line.unitPrice,
-          vatRate: line.vatRate,
-        })) ?? null,
+      lines: this.lines == null ? null : lineInputsOf(this.lines),
     };
   }
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { EventsRepository } from '@ledgerkey/outbox';
-import { creditNotePosting, JournalRepository } from '@ledgerkey/ledger';
+import { DocumentRecorder } from '@ledgerkey/documents';
+import { creditNotePosting } from '@ledgerkey/ledger';
 import type { CreditNoteView } from '../credit-notes/credit-note.view';
 import { CreditNotesRepository } from '../credit-notes/credit-notes.repository';
 import { InvoiceNotFoundError } from '../invoicing.errors';
@@ -18,8 +18,7 @@ export class IssueCreditNoteHandler {
     private readonly invoices: InvoicesRepository,
     private readonly creditNotes: CreditNotesRepository,
     private readonly sequences: DocumentSequenceRepository,
-    private readonly journal: JournalRepository,
-    private readonly events: EventsRepository,
+    private readonly recorder: DocumentRecorder,
   ) {}
 
   /**
@@ -49,32 +48,17 @@ export class IssueCreditNoteHandler {
       reason: dto.reason,
       memo: dto.memo ?? null,
       currency: invoice.currency,
-      lines: credit.lines.map((line, index) => ({
-        position: index + 1,
-        description: line.description,
-        quantity: line.quantity,
-        unitPrice: line.unitPrice,
-        vatRate: line.vatRate,
-        netAmount: line.netAmount,
-      })),
-      vatBreakdown: credit.vatBreakdown,
-      netTotal: credit.netTotal,
-      vatTotal: credit.vatTotal,
-      grossTotal: credit.grossTotal,
+      ...credit,
       createdAt: now.toISOString(),
     };
-    await this.creditNotes.insert(companyId, note);
-    await this.invoices.addToRunningTotals(companyId, invoice.id, { credited: note.grossTotal });
-    await this.journal.post({
-      companyId,
-      currency: note.currency,
-      sourceType: 'credit_note',
-      sourceId: note.id,
+    const insert = async () => {
+      await this.creditNotes.insert(companyId, note);
+      // Under the invoice's row lock taken above.
+      await this.invoices.addToRunningTotals(companyId, invoice.id, { credited: note.grossTotal });
+    };
+    return this.recorder.record(companyId, note, insert, {
       memo: `Credit note ${note.number} for invoice ${invoice.number}`,
-      postedAt: now,
       lines: creditNotePosting(note),
     });
-    await this.events.append(companyId, 'credit_note.created', note);
-    return note;
   }
 }

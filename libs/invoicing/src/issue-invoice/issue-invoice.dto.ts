@@ -1,86 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsEmail,
-  IsInt,
-  IsISO31661Alpha2,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  Min,
-  NotEquals,
-  ValidateNested,
-} from 'class-validator';
+import { IsObject, IsOptional, IsString, Matches, NotEquals, ValidateNested } from 'class-validator';
 import { CodePointLength } from '@ledgerkey/database';
+import {
+  DocumentLines,
+  InvoiceLineDto,
+  IsCalendarDate,
+  type LineInput,
+  lineInputsOf,
+  type Party,
+  PartyDto,
+  partyOf,
+} from '@ledgerkey/documents';
 import { IsMoneyCurrency } from '@ledgerkey/money';
-import { IsCalendarDate } from '../calendar-date.validator';
-import { IsDecimalString } from '../decimal-string.validator';
 import { CREDIT_NOTE_SERIES } from '../numbering/document-number';
-import { MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from '../vat';
 
 export const DEFAULT_INVOICE_SERIES = 'INV';
-export const MAX_INVOICE_LINES = 500;
-export const MAX_PARTY_NAME_LENGTH = 200;
-
-export class PartyDto {
-  @ApiProperty({ example: 'UAB Pirkėjas' })
-  @IsString()
-  @CodePointLength(1, MAX_PARTY_NAME_LENGTH)
-  name: string;
-
-  @ApiPropertyOptional({ example: 'LT100001234567', maxLength: 30 })
-  @IsOptional()
-  @IsString()
-  @Matches(/^[A-Z0-9]{2,30}$/, { message: 'vatId must be 2–30 upper-case letters and digits' })
-  vatId?: string;
-
-  @ApiProperty({ example: 'LT', description: 'ISO 3166-1 alpha-2, upper case' })
-  @Matches(/^[A-Z]{2}$/, { message: 'countryCode must be two upper-case letters' })
-  @IsISO31661Alpha2()
-  countryCode: string;
-
-  @ApiPropertyOptional({ example: 'Gedimino pr. 1, Vilnius' })
-  @IsOptional()
-  @IsString()
-  @CodePointLength(1, 500)
-  address?: string;
-
-  @ApiPropertyOptional({ example: 'ap@example.lt' })
-  @IsOptional()
-  @IsString()
-  @CodePointLength(1, 254)
-  @IsEmail()
-  email?: string;
-}
-
-export class InvoiceLineDto {
-  @ApiProperty({ example: 'Consulting' })
-  @IsString()
-  @CodePointLength(1, 1000)
-  description: string;
-
-  @ApiProperty({
-    example: '2',
-    description: 'Decimal string, > 0, at most 4 decimals. "2" and "2.0" are the same quantity.',
-  })
-  @IsDecimalString({ maxScale: MAX_QUANTITY_SCALE, min: '0', exclusiveMin: true, max: '1000000000' })
-  quantity: string;
-
-  @ApiProperty({ example: 5000, description: 'Integer in the currency minor unit (cents), 0–10^12' })
-  @IsInt()
-  @Min(0)
-  @Max(MAX_UNIT_PRICE)
-  unitPrice: number;
-
-  @ApiProperty({ example: '21', description: 'VAT percent as a decimal string, 0–100, at most 2 decimals' })
-  @IsDecimalString({ maxScale: MAX_VAT_RATE_SCALE, min: '0', max: '100' })
-  vatRate: string;
-}
 
 export class IssueInvoiceDto {
   @ApiPropertyOptional({
@@ -135,13 +70,7 @@ export class IssueInvoiceDto {
   @Type(() => PartyDto)
   customer: PartyDto;
 
-  @ApiProperty({ type: [InvoiceLineDto], minItems: 1, maxItems: MAX_INVOICE_LINES })
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_INVOICE_LINES)
-  @IsObject({ each: true })
-  @ValidateNested({ each: true })
-  @Type(() => InvoiceLineDto)
+  @DocumentLines()
   lines: InvoiceLineDto[];
 
   @ApiPropertyOptional({ example: 'Thank you for your business' })
@@ -174,14 +103,8 @@ export interface IssueInvoiceCommand {
   /** null: today (UTC) at execution */
   issueDate: string | null;
   dueDate: string | null;
-  customer: {
-    name: string;
-    vatId: string | null;
-    countryCode: string;
-    address: string | null;
-    email: string | null;
-  };
-  lines: Array<{ description: string; quantity: string; unitPrice: number; vatRate: string }>;
+  customer: Party;
+  lines: LineInput[];
   notes: string | null;
 }
 
@@ -194,19 +117,8 @@ export function toIssueInvoiceCommand(dto: IssueInvoiceDto, company: CompanyDefa
     currency: dto.currency ?? company.currency,
     issueDate: dto.issueDate ?? null,
     dueDate: dto.dueDate ?? null,
-    customer: {
-      name: dto.customer.name,
-      vatId: dto.customer.vatId ?? null,
-      countryCode: dto.customer.countryCode,
-      address: dto.customer.address ?? null,
-      email: dto.customer.email ?? null,
-    },
-    lines: dto.lines.map((line) => ({
-      description: line.description,
-      quantity: line.quantity,
-      unitPrice: line.unitPrice,
-      vatRate: line.vatRate,
-    })),
+    customer: partyOf(dto.customer),
+    lines: lineInputsOf(dto.lines),
     notes: dto.notes ?? null,
   };
 }

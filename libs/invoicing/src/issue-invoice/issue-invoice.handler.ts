@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { EventsRepository } from '@ledgerkey/outbox';
-import { JournalRepository, salesInvoicePosting } from '@ledgerkey/ledger';
-import { todayUtc } from '../calendar-date.validator';
-import { DueDateBeforeIssueDateError, OrderAlreadyInvoicedError } from '../invoicing.errors';
+import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
+import { salesInvoicePosting } from '@ledgerkey/ledger';
+import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { InvoicesRepository } from '../invoices/invoices.repository';
 import { formatDocumentNumber } from '../numbering/document-number';
 import { DocumentSequenceRepository } from '../numbering/document-sequence.repository';
-import { computeDocumentTotals } from '../vat';
 import { type CompanyDefaults, type IssueInvoiceDto, toIssueInvoiceCommand } from './issue-invoice.dto';
 
 @Injectable()
@@ -17,8 +15,7 @@ export class IssueInvoiceHandler {
   constructor(
     private readonly invoices: InvoicesRepository,
     private readonly sequences: DocumentSequenceRepository,
-    private readonly journal: JournalRepository,
-    private readonly events: EventsRepository,
+    private readonly recorder: DocumentRecorder,
   ) {}
 
   /**
@@ -31,11 +28,9 @@ export class IssueInvoiceHandler {
   @Transactional()
   async execute(company: CompanyDefaults, dto: IssueInvoiceDto, now = new Date()): Promise<InvoiceView> {
     const command = toIssueInvoiceCommand(dto, company);
-    const totals = computeDocumentTotals(command.lines);
+    const amounts = priceLines(command.lines);
     const issueDate = command.issueDate ?? todayUtc(now);
-    if (command.dueDate !== null && command.dueDate < issueDate) {
-      throw new DueDateBeforeIssueDateError(issueDate, command.dueDate);
-    }
+    DueDateBeforeIssueDateError.assertNotBefore(issueDate, command.dueDate);
     // Cheap early answer for the common case; the unique index decides races below.
     if (command.orderId !== null) await this.assertOrderNotInvoiced(company.id, command.orderId);
 
@@ -54,35 +49,23 @@ export class IssueInvoiceHandler {
       issueDate,
       dueDate: command.dueDate,
       customer: command.customer,
-      lines: command.lines.map((line, index) => ({
-        position: index + 1,
-        ...line,
-        netAmount: totals.lineNetAmounts[index],
-      })),
-      vatBreakdown: totals.vatBreakdown,
-      netTotal: totals.netTotal,
-      vatTotal: totals.vatTotal,
-      grossTotal: totals.grossTotal,
+      ...amounts,
       creditedTotal: 0,
       paidTotal: 0,
       notes: command.notes,
       createdAt: now.toISOString(),
     };
-    if (!(await this.invoices.insert(company.id, invoice))) {
-      await this.assertOrderNotInvoiced(company.id, command.orderId as string);
-      throw new Error('invoice insert reported a conflict but no invoice holds the order');
-    }
-    await this.journal.post({
-      companyId: company.id,
-      currency: invoice.currency,
-      sourceType: 'invoice',
-      sourceId: invoice.id,
+    return this.recorder.record(company.id, invoice, () => this.insert(company.id, invoice), {
       memo: `Invoice ${invoice.number}`,
-      postedAt: now,
-      lines: salesInvoicePosting(totals),
+      lines: salesInvoicePosting(invoice),
     });
-    await this.events.append(company.id, 'invoice.created', invoice);
-    return invoice;
+  }
+
+  /** @throws OrderAlreadyInvoicedError when a concurrent invoice took the order first */
+  private async insert(companyId: string, invoice: InvoiceView): Promise<void> {
+    if (await this.invoices.insert(companyId, invoice)) return;
+    await this.assertOrderNotInvoiced(companyId, invoice.orderId as string);
+    throw new Error('invoice insert reported a conflict but no invoice holds the order');
   }
 
   private async assertOrderNotInvoiced(companyId: string, orderId: string): Promise<void> {

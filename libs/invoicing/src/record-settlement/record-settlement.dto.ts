@@ -16,8 +16,8 @@ import {
   type ValidationArguments,
   type ValidationOptions,
 } from 'class-validator';
+import { IsDateTime, normalizeDateTime } from '@ledgerkey/documents';
 import { IsMoneyCurrency } from '@ledgerkey/money';
-import { IsDateTime, normalizeDateTime } from '../date-time.validator';
 
 export const MAX_SETTLEMENT_ALLOCATIONS = 100;
 export const MAX_SETTLEMENT_FEE = 1_000_000_000_000;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { EventsRepository } from '@ledgerkey/outbox';
-import { JournalRepository, settlementPosting } from '@ledgerkey/ledger';
+import { DocumentRecorder } from '@ledgerkey/documents';
+import { settlementPosting } from '@ledgerkey/ledger';
+import { AmountOutOfRangeError } from '@ledgerkey/money';
 import {
   AllocationExceedsOutstandingError,
   InvoiceNotFoundError,
@@ -11,7 +12,6 @@ import {
 import { InvoicesRepository, type LockedInvoice } from '../invoices/invoices.repository';
 import type { SettlementView } from '../settlements/settlement.view';
 import { SettlementsRepository } from '../settlements/settlements.repository';
-import { AmountOutOfRangeError } from '../vat';
 import {
   type RecordSettlementCommand,
   type RecordSettlementDto,
@@ -24,8 +24,7 @@ export class RecordSettlementHandler {
   constructor(
     private readonly settlements: SettlementsRepository,
     private readonly invoices: InvoicesRepository,
-    private readonly journal: JournalRepository,
-    private readonly events: EventsRepository,
+    private readonly recorder: DocumentRecorder,
   ) {}
 
   /**
@@ -81,25 +80,22 @@ export class RecordSettlementHandler {
       })),
       createdAt: now.toISOString(),
     };
-    if (!(await this.settlements.insert(company.id, settlement))) {
-      await this.assertPayoutNotSettled(company.id, command.payoutId);
-      throw new Error('settlement insert reported a conflict but no settlement holds the payout');
-    }
-    // Under the locks taken above; ck_invoices_paid (paid ≤ gross) backs the check up in the schema.
-    for (const allocation of settlement.allocations) {
-      await this.invoices.addToRunningTotals(company.id, allocation.invoiceId, { paid: allocation.amount });
-    }
-    await this.journal.post({
-      companyId: company.id,
-      currency: settlement.currency,
-      sourceType: 'settlement',
-      sourceId: settlement.id,
+    return this.recorder.record(company.id, settlement, () => this.insert(company.id, settlement), {
       memo: `Settlement of payout ${settlement.payoutId}`,
-      postedAt: now,
       lines: settlementPosting(settlement),
     });
-    await this.events.append(company.id, 'settlement.created', settlement);
-    return settlement;
+  }
+
+  /** @throws PayoutAlreadySettledError when a concurrent settlement took the payout first */
+  private async insert(companyId: string, settlement: SettlementView): Promise<void> {
+    if (!(await this.settlements.insert(companyId, settlement))) {
+      await this.assertPayoutNotSettled(companyId, settlement.payoutId);
+      throw new Error('settlement insert reported a conflict but no settlement holds the payout');
+    }
+    // Under the locks taken in execute; ck_invoices_paid (paid ≤ gross) backs the check up in the schema.
+    for (const allocation of settlement.allocations) {
+      await this.invoices.addToRunningTotals(companyId, allocation.invoiceId, { paid: allocation.amount });
+    }
   }
 
   private async assertPayoutNotSettled(companyId: string, payoutId: string): Promise<void> {

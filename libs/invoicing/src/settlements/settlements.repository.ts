@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Page,
   Propagation,
+  TenantReader,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
 } from '@ledgerkey/database';
 import type { SettlementView } from './settlement.view';
 
@@ -30,7 +29,7 @@ const SELECT_SETTLEMENT = `
             FROM settlement_allocations a
             -- Same company on both sides: a number from another tenant can never leak into a view.
             JOIN invoices i ON i.id = a.invoice_id AND i.company_id = a.company_id
-           WHERE a.settlement_id = s.id) AS allocations
+           WHERE a.company_id = s.company_id AND a.settlement_id = s.id) AS allocations
     FROM settlements s`;
 
 function toView(row: SettlementRow): SettlementView {
@@ -54,13 +53,22 @@ function toView(row: SettlementRow): SettlementView {
   };
 }
 
-/** Settlements of provider payouts, per company. Every method takes the company id first. */
-/** Keyset order of the list; ends in a unique column. */
-const SETTLEMENTS_ORDER = ['created_at', 'id'];
+/** Keyset order (created_at, id): id orders settlements created in the same millisecond. */
+const SETTLEMENTS = new TenantReader('settlements', 's', SELECT_SETTLEMENT, ['created_at', 'id'], toView);
 
+/** Settlements of provider payouts, per company. Every method takes the company id first. */
 @Injectable()
 export class SettlementsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  findById(companyId: string, settlementId: string): Promise<SettlementView | null> {
+    return SETTLEMENTS.findById(this.txHost.tx, companyId, settlementId);
+  }
+
+  /** A page in creation order (created_at, then id to order settlements created in the same millisecond). */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<SettlementView>> {
+    return SETTLEMENTS.list(this.txHost.tx, companyId, limit, startingAfter);
+  }
 
   /**
    * Inserts a settlement and its allocations in one statement. The caller holds the row locks
@@ -105,34 +113,5 @@ export class SettlementsRepository {
       [companyId, payoutId],
     );
     return rows[0]?.id ?? null;
-  }
-
-  async findById(companyId: string, settlementId: string): Promise<SettlementView | null> {
-    const rows = await this.txHost.tx.query<SettlementRow[]>(
-      `${SELECT_SETTLEMENT} WHERE s.company_id = $1 AND s.id = $2`,
-      [companyId, settlementId],
-    );
-    return rows[0] ? toView(rows[0]) : null;
-  }
-
-  /**
-   * A page in creation order (created_at, then id to order settlements created in the same
-   * millisecond), after the settlement `startingAfter` of this company. An unknown cursor id
-   * yields an empty page rather than restarting from the beginning.
-   */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: SettlementView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<SettlementRow[]>(
-      `${SELECT_SETTLEMENT}
-        WHERE s.company_id = $1
-          AND ${afterCursorSql('settlements', 's', SETTLEMENTS_ORDER, 2)}
-        ${orderBySql('s', SETTLEMENTS_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
   }
 }

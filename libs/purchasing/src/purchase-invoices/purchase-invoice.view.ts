@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/invoicing';
+import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/documents';
 
 /** A recorded supplier invoice, as create and GET answer it (byte-identical). */
 export class PurchaseInvoiceView {

@@ -1,24 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Page,
   Propagation,
+  TenantReader,
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
 } from '@ledgerkey/database';
 import {
-  linesAggregateSql,
-  linesUnnestSql,
+  insertLinesSql,
   lineParameters,
-  toLineViews,
-  type StoredLine,
-} from '@ledgerkey/invoicing';
+  linesAggregateSql,
+  partyOf,
+  type StoredAmounts,
+  storedAmountsOf,
+  totalsParameters,
+} from '@ledgerkey/documents';
 import type { SupplierDocument } from '../supplier-key';
 import type { PurchaseInvoiceView } from './purchase-invoice.view';
 
-interface PurchaseInvoiceRow {
+interface PurchaseInvoiceRow extends StoredAmounts {
   id: string;
   document_number: string;
   supplier: PurchaseInvoiceView['supplier'];
@@ -26,12 +27,7 @@ interface PurchaseInvoiceRow {
   issue_date: string;
   due_date: string | null;
   notes: string | null;
-  vat_breakdown: PurchaseInvoiceView['vatBreakdown'];
-  net_total: string;
-  vat_total: string;
-  gross_total: string;
   created_at: Date;
-  lines: StoredLine[];
 }
 
 const SELECT_PURCHASE_INVOICE = `
@@ -48,37 +44,38 @@ function toView(row: PurchaseInvoiceRow): PurchaseInvoiceView {
     id: row.id,
     object: 'purchase_invoice',
     documentNumber: row.document_number,
-    supplier: {
-      name: row.supplier.name,
-      vatId: row.supplier.vatId,
-      countryCode: row.supplier.countryCode,
-      address: row.supplier.address,
-      email: row.supplier.email,
-    },
+    supplier: partyOf(row.supplier),
     currency: row.currency,
     issueDate: row.issue_date,
     dueDate: row.due_date,
-    lines: toLineViews(row.lines),
-    vatBreakdown: row.vat_breakdown.map((vat) => ({
-      vatRate: vat.vatRate,
-      netAmount: vat.netAmount,
-      vatAmount: vat.vatAmount,
-    })),
-    netTotal: Number(row.net_total),
-    vatTotal: Number(row.vat_total),
-    grossTotal: Number(row.gross_total),
+    ...storedAmountsOf(row),
     notes: row.notes,
     createdAt: row.created_at.toISOString(),
   };
 }
 
-/** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
-/** Keyset order of the list; ends in a unique column. */
-const PURCHASE_INVOICES_ORDER = ['created_at', 'id'];
+/** Keyset order (created_at, id): rows sharing a timestamp are never repeated or skipped. */
+const PURCHASE_INVOICES = new TenantReader(
+  'purchase_invoices',
+  'p',
+  SELECT_PURCHASE_INVOICE,
+  ['created_at', 'id'],
+  toView,
+);
 
+/** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class PurchaseInvoicesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+
+  findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {
+    return PURCHASE_INVOICES.findById(this.txHost.tx, companyId, purchaseInvoiceId);
+  }
+
+  /** A page in creation order (created_at, then id: rows sharing a timestamp are never repeated or skipped). */
+  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<PurchaseInvoiceView>> {
+    return PURCHASE_INVOICES.list(this.txHost.tx, companyId, limit, startingAfter);
+  }
 
   /**
    * Takes the lock on (company, normalized document number) until the transaction ends, then
@@ -105,7 +102,6 @@ export class PurchaseInvoicesRepository {
   @Transactional(Propagation.Mandatory)
   async insert(companyId: string, document: SupplierDocument, invoice: PurchaseInvoiceView): Promise<void> {
     await this.txHost.tx.query(
-      // The lines hang off the document's RETURNING: no lines without their document.
       `WITH invoice AS (
          INSERT INTO purchase_invoices (id, company_id, supplier, supplier_key, supplier_vat_id,
                                         supplier_name_key, document_number, document_key, currency,
@@ -114,12 +110,7 @@ export class PurchaseInvoicesRepository {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          RETURNING id
        )
-       INSERT INTO purchase_invoice_lines (purchase_invoice_id, company_id, position, description,
-                                           quantity, unit_price, vat_rate, net_amount)
-       SELECT invoice.id, $2, l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
-              l.net_amount
-         FROM invoice,
-              ${linesUnnestSql(18)}`,
+       ${insertLinesSql('purchase_invoice_lines', 'purchase_invoice_id', 'invoice', 18)}`,
       [
         invoice.id,
         companyId,
@@ -133,44 +124,10 @@ export class PurchaseInvoicesRepository {
         invoice.issueDate,
         invoice.dueDate,
         invoice.notes,
-        JSON.stringify(invoice.vatBreakdown),
-        invoice.netTotal,
-        invoice.vatTotal,
-        invoice.grossTotal,
+        ...totalsParameters(invoice),
         invoice.createdAt,
         ...lineParameters(invoice.lines),
       ],
     );
-  }
-
-  async findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {
-    const rows = await this.txHost.tx.query<PurchaseInvoiceRow[]>(
-      `${SELECT_PURCHASE_INVOICE} WHERE p.company_id = $1 AND p.id = $2`,
-      [companyId, purchaseInvoiceId],
-    );
-    return rows[0] ? toView(rows[0]) : null;
-  }
-
-  /**
-   * A page in creation order (ties broken by id), after the purchase invoice `startingAfter`
-   * of this company. An unknown cursor id yields an empty page rather than restarting from the
-   * beginning.
-   */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: PurchaseInvoiceView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<PurchaseInvoiceRow[]>(
-      // Row comparison against the cursor's own (created_at, id): a total order, so pages
-      // never repeat or skip rows that share a timestamp.
-      `${SELECT_PURCHASE_INVOICE}
-        WHERE p.company_id = $1
-          AND ${afterCursorSql('purchase_invoices', 'p', PURCHASE_INVOICES_ORDER, 2)}
-        ${orderBySql('p', PURCHASE_INVOICES_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
   }
 }

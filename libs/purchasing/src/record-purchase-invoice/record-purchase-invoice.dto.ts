@@ -1,9 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
   IsObject,
   IsOptional,
   IsString,
@@ -14,12 +11,16 @@ import {
 } from 'class-validator';
 import { CodePointLength, codePointLength } from '@ledgerkey/database';
 import {
-  IsCalendarDate,
+  DocumentLines,
   InvoiceLineDto,
-  MAX_INVOICE_LINES,
+  IsCalendarDate,
+  type LineInput,
+  lineInputsOf,
   MAX_PARTY_NAME_LENGTH,
+  type Party,
   PartyDto,
-} from '@ledgerkey/invoicing';
+  partyOf,
+} from '@ledgerkey/documents';
 import { IsMoneyCurrency } from '@ledgerkey/money';
 import { normalizeDocumentNumber, normalizeSupplierName } from '../supplier-key';
 
@@ -132,13 +133,7 @@ export class RecordPurchaseInvoiceDto {
   @IsCalendarDate()
   dueDate?: string;
 
-  @ApiProperty({ type: [InvoiceLineDto], minItems: 1, maxItems: MAX_INVOICE_LINES })
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_INVOICE_LINES)
-  @IsObject({ each: true })
-  @ValidateNested({ each: true })
-  @Type(() => InvoiceLineDto)
+  @DocumentLines()
   lines: InvoiceLineDto[];
 
   @ApiPropertyOptional({ example: 'Office supplies, November' })
@@ -166,17 +161,11 @@ export interface PurchasingCompany {
 export interface RecordPurchaseInvoiceCommand {
   companyId: string;
   documentNumber: string;
-  supplier: {
-    name: string;
-    vatId: string | null;
-    countryCode: string;
-    address: string | null;
-    email: string | null;
-  };
+  supplier: Party;
   currency: string;
   issueDate: string;
   dueDate: string | null;
-  lines: Array<{ description: string; quantity: string; unitPrice: number; vatRate: string }>;
+  lines: LineInput[];
   notes: string | null;
 }
 
@@ -188,22 +177,11 @@ export function toRecordPurchaseInvoiceCommand(
   return {
     companyId: company.id,
     documentNumber: dto.documentNumber,
-    supplier: {
-      name: dto.supplier.name,
-      vatId: dto.supplier.vatId ?? null,
-      countryCode: dto.supplier.countryCode,
-      address: dto.supplier.address ?? null,
-      email: dto.supplier.email ?? null,
-    },
+    supplier: partyOf(dto.supplier),
     currency: dto.currency ?? company.currency,
     issueDate: dto.issueDate,
     dueDate: dto.dueDate ?? null,
-    lines: dto.lines.map((line) => ({
-      description: line.description,
-      quantity: line.quantity,
-      unitPrice: line.unitPrice,
-      vatRate: line.vatRate,
-    })),
+    lines: lineInputsOf(dto.lines),
     notes: dto.notes ?? null,
   };
 }

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { EventsRepository } from '@ledgerkey/outbox';
-import { computeDocumentTotals, DueDateBeforeIssueDateError } from '@ledgerkey/invoicing';
-import { JournalRepository, purchaseInvoicePosting } from '@ledgerkey/ledger';
+import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines } from '@ledgerkey/documents';
+import { purchaseInvoicePosting } from '@ledgerkey/ledger';
 import type { PurchaseInvoiceView } from '../purchase-invoices/purchase-invoice.view';
 import { PurchaseInvoicesRepository } from '../purchase-invoices/purchase-invoices.repository';
 import { PurchaseInvoiceDuplicateError } from '../purchasing.errors';
@@ -18,8 +17,7 @@ import {
 export class RecordPurchaseInvoiceHandler {
   constructor(
     private readonly purchaseInvoices: PurchaseInvoicesRepository,
-    private readonly journal: JournalRepository,
-    private readonly events: EventsRepository,
+    private readonly recorder: DocumentRecorder,
   ) {}
 
   /**
@@ -38,10 +36,8 @@ export class RecordPurchaseInvoiceHandler {
     now = new Date(),
   ): Promise<PurchaseInvoiceView> {
     const command = toRecordPurchaseInvoiceCommand(dto, company);
-    const totals = computeDocumentTotals(command.lines);
-    if (command.dueDate !== null && command.dueDate < command.issueDate) {
-      throw new DueDateBeforeIssueDateError(command.issueDate, command.dueDate);
-    }
+    const amounts = priceLines(command.lines);
+    DueDateBeforeIssueDateError.assertNotBefore(command.issueDate, command.dueDate);
     const document = supplierDocumentOf(command.supplier, command.documentNumber);
     // From here to COMMIT this transaction holds the (company, document number) lock: a
     // concurrent upload of the same number waits for it and then finds this document.
@@ -56,29 +52,14 @@ export class RecordPurchaseInvoiceHandler {
       currency: command.currency,
       issueDate: command.issueDate,
       dueDate: command.dueDate,
-      lines: command.lines.map((line, index) => ({
-        position: index + 1,
-        ...line,
-        netAmount: totals.lineNetAmounts[index],
-      })),
-      vatBreakdown: totals.vatBreakdown,
-      netTotal: totals.netTotal,
-      vatTotal: totals.vatTotal,
-      grossTotal: totals.grossTotal,
+      ...amounts,
       notes: command.notes,
       createdAt: now.toISOString(),
     };
-    await this.purchaseInvoices.insert(company.id, document, invoice);
-    await this.journal.post({
-      companyId: company.id,
-      currency: invoice.currency,
-      sourceType: 'purchase_invoice',
-      sourceId: invoice.id,
+    const insert = () => this.purchaseInvoices.insert(company.id, document, invoice);
+    return this.recorder.record(company.id, invoice, insert, {
       memo: `Purchase invoice ${invoice.documentNumber} from ${invoice.supplier.name}`,
-      postedAt: now,
-      lines: purchaseInvoicePosting(totals),
+      lines: purchaseInvoicePosting(invoice),
     });
-    await this.events.append(company.id, 'purchase_invoice.created', invoice);
-    return invoice;
   }
 }

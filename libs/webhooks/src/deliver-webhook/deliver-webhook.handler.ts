@@ -38,9 +38,13 @@ export class DeliverWebhookHandler {
    * alone. A crash between lease and record leaves the lease to expire; the sweeper takes over.
    * A secret sealed under a key this worker lacks is a failed attempt (nothing sent), retried
    * per the schedule: a worker with the right key may take the next one.
+   * @param companyId the delivery's company; undefined for a job queued by the previous version
+   *   (its payload names only the delivery), which costs a lookup by id
    */
-  async execute(deliveryId: string): Promise<DeliveryRun> {
-    const lease = await this.deliveries.lease(deliveryId, randomUUID(), this.options.leaseMs);
+  async execute(companyId: string | undefined, deliveryId: string): Promise<DeliveryRun> {
+    const company = companyId ?? (await this.deliveries.companyOfDelivery(deliveryId));
+    if (company === null) return 'none';
+    const lease = await this.deliveries.lease(company, deliveryId, randomUUID(), this.options.leaseMs);
     if (lease.kind !== 'leased') return lease.kind;
     const delivery = lease.delivery;
     const outcome = await this.attempt(delivery);

@@ -19,7 +19,8 @@ export async function readDeliveryBacklog(db: SqlClient): Promise<DeliveryBacklo
   const [row] = await queryRows<{ events: number; oldest_age_seconds: number }>(
     db,
     // Both branches are small (queued jobs; pending deliveries via ix_webhook_deliveries_pending);
-    // events are then read by primary key. A fan-out job's key names its event.
+    // events are then read by id (ix_events_id: a fan-out job's key names its event, not its
+    // company; an operational figure across companies).
     `WITH undelivered AS (
        SELECT ${idOfJobKeySql(JobTasks.FanOutEvent, 'j')}::uuid AS event_id
          FROM ${QUEUED_JOBS} j

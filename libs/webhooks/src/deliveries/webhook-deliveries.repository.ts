@@ -58,15 +58,13 @@ const SWEEP_BATCH = 500;
 
 const { DeliverWebhook, FanOutEvent } = JobTasks;
 /**
- * Queues the delivery `id` at once. `replace`: when its job is still locked by a dead worker, a
- * new job is made (the lease, not the job, decides who attempts).
+ * Queues the delivery `id` of company `company_id` at once. `replace`: when its job is still
+ * locked by a dead worker, a new job is made (the lease, not the job, decides who attempts).
  */
-const ENQUEUE_DELIVERY = enqueueJobSql(DeliverWebhook, { deliveryId: 'id' }, { jobKeyMode: 'replace' });
-/** Queues the next attempt of the delivery `id` for its `next_attempt_at`. */
-const ENQUEUE_NEXT_ATTEMPT = enqueueJobSql(
+const ENQUEUE_DELIVERY = enqueueJobSql(
   DeliverWebhook,
-  { deliveryId: 'id' },
-  { runAt: 'next_attempt_at', jobKeyMode: 'replace' },
+  { companyId: 'company_id', deliveryId: 'id' },
+  { jobKeyMode: 'replace' },
 );
 
 /**
@@ -80,29 +78,53 @@ export class WebhookDeliveriesRepository {
 
   /**
    * Creates one delivery per enabled endpoint subscribed to the event, and queues the first
-   * attempt of each, in one statement. Not company-first by design: the job carries only the
-   * event id, and the company comes from the event row; endpoints are joined on that company.
+   * attempt of each, in one statement.
    * @returns the number of deliveries created (0 when re-run: the unique (event, endpoint) pair)
    */
-  async fanOut(eventId: string): Promise<number> {
+  async fanOut(companyId: string, eventId: string): Promise<number> {
     const rows = await this.txHost.tx.query<Array<{ job_id: string }>>(
       `WITH created AS (
          INSERT INTO webhook_deliveries (id, company_id, event_id, endpoint_id)
          SELECT gen_random_uuid(), e.company_id, e.id, w.id
            FROM events e
            JOIN webhook_endpoints w ON w.company_id = e.company_id
-          WHERE e.id = $1
+          WHERE e.company_id = $1 AND e.id = $2
             AND w.status = 'enabled'
             AND (w.enabled_events @> ARRAY[e.type] OR w.enabled_events @> ARRAY['*'])
          -- A re-run fan-out (crash after commit) creates nothing and queues nothing twice.
-         ON CONFLICT (event_id, endpoint_id) DO NOTHING
+         ON CONFLICT (company_id, event_id, endpoint_id) DO NOTHING
          RETURNING id
        )
-       SELECT (${ENQUEUE_DELIVERY}).id AS job_id
+       SELECT (${enqueueJobSql(DeliverWebhook, { companyId: '$1::uuid', deliveryId: 'id' }, { jobKeyMode: 'replace' })}).id AS job_id
          FROM created`,
-      [eventId],
+      [companyId, eventId],
     );
     return rows.length;
+  }
+
+  /**
+   * The company of an event, for a fan-out job whose payload does not name it (queued before
+   * TenantKeys1765500000000, or re-queued by the sweeper from its key). By id alone
+   * (ix_events_id): off the hot path, see docs/scaling.md.
+   */
+  async companyOfEvent(eventId: string): Promise<string | null> {
+    const rows = await this.txHost.tx.query<Array<{ company_id: string }>>(
+      `SELECT company_id FROM events WHERE id = $1`,
+      [eventId],
+    );
+    return rows[0]?.company_id ?? null;
+  }
+
+  /**
+   * The company of a delivery, for a delivery job queued before TenantKeys1765500000000 (its
+   * payload names only the delivery). By id alone (ix_webhook_deliveries_id): off the hot path.
+   */
+  async companyOfDelivery(deliveryId: string): Promise<string | null> {
+    const rows = await this.txHost.tx.query<Array<{ company_id: string }>>(
+      `SELECT company_id FROM webhook_deliveries WHERE id = $1`,
+      [deliveryId],
+    );
+    return rows[0]?.company_id ?? null;
   }
 
   /**
@@ -111,14 +133,20 @@ export class WebhookDeliveriesRepository {
    * SKIP LOCKED: a worker already taking this lease wins; this one walks away.
    */
   @Transactional()
-  async lease(deliveryId: string, leaseToken: string, leaseMs: number): Promise<LeaseResult> {
+  async lease(
+    companyId: string,
+    deliveryId: string,
+    leaseToken: string,
+    leaseMs: number,
+  ): Promise<LeaseResult> {
     const candidates = await this.txHost.tx.query<Array<{ endpoint_status: string }>>(
       `SELECT w.status AS endpoint_status
          FROM webhook_deliveries d
          JOIN webhook_endpoints w ON w.company_id = d.company_id AND w.id = d.endpoint_id
-        WHERE d.id = $1 AND d.status = 'pending' AND d.leased_until IS NULL AND d.next_attempt_at <= now()
+        WHERE d.company_id = $1 AND d.id = $2
+          AND d.status = 'pending' AND d.leased_until IS NULL AND d.next_attempt_at <= now()
         FOR UPDATE OF d SKIP LOCKED`,
-      [deliveryId],
+      [companyId, deliveryId],
     );
     if (candidates.length === 0) return { kind: 'none' };
     if (candidates[0].endpoint_status !== 'enabled') {
@@ -126,11 +154,11 @@ export class WebhookDeliveriesRepository {
         `WITH canceled AS (
            UPDATE webhook_deliveries
               SET status = 'canceled', finished_at = now(), last_error = 'endpoint disabled'
-            WHERE id = $1
+            WHERE company_id = $1 AND id = $2
             RETURNING id
          )
          SELECT id FROM canceled`,
-        [deliveryId],
+        [companyId, deliveryId],
       );
       return { kind: 'canceled' };
     }
@@ -148,14 +176,14 @@ export class WebhookDeliveriesRepository {
       // The row is locked above, so the lease and the attempt number are this worker's alone.
       `WITH leased AS (
          UPDATE webhook_deliveries
-            SET attempt_count = attempt_count + 1, lease_token = $2,
-                leased_at = now(), leased_until = now() + $3 * interval '1 millisecond'
-          WHERE id = $1
+            SET attempt_count = attempt_count + 1, lease_token = $3,
+                leased_at = now(), leased_until = now() + $4 * interval '1 millisecond'
+          WHERE company_id = $1 AND id = $2
           RETURNING company_id, event_id, endpoint_id, attempt_count, leased_at
        )
        SELECT l.*, w.url, w.secret
          FROM leased l JOIN webhook_endpoints w ON w.company_id = l.company_id AND w.id = l.endpoint_id`,
-      [deliveryId, leaseToken, leaseMs],
+      [companyId, deliveryId, leaseToken, leaseMs],
     );
     const row = rows[0];
     return {
@@ -193,7 +221,7 @@ export class WebhookDeliveriesRepository {
                                        result, status_code, duration_ms, error, started_at, finished_at)
          VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())
          -- The sweeper may have recorded this attempt as abandoned already: keep its row.
-         ON CONFLICT (delivery_id, attempt_number) DO NOTHING
+         ON CONFLICT (company_id, delivery_id, attempt_number) DO NOTHING
        ),
        released AS (
          UPDATE webhook_deliveries
@@ -205,7 +233,7 @@ export class WebhookDeliveriesRepository {
           RETURNING id, status, next_attempt_at
        )
        SELECT id, CASE WHEN status = 'pending' THEN
-                    (${ENQUEUE_NEXT_ATTEMPT}).id
+                    (${enqueueJobSql(DeliverWebhook, { companyId: '$1::uuid', deliveryId: 'id' }, { runAt: 'next_attempt_at', jobKeyMode: 'replace' })}).id
                   END AS job_id
          FROM released`,
       [
@@ -260,7 +288,7 @@ export class WebhookDeliveriesRepository {
          SELECT gen_random_uuid(), company_id, id, endpoint_id, event_id, attempt_count, 'abandoned',
                 'the worker stopped before recording a result (lease expired)', leased_at, now()
            FROM stale WHERE abandoned
-         ON CONFLICT (delivery_id, attempt_number) DO NOTHING
+         ON CONFLICT (company_id, delivery_id, attempt_number) DO NOTHING
        ),
        swept AS (
          UPDATE webhook_deliveries d
@@ -269,8 +297,8 @@ export class WebhookDeliveriesRepository {
                 finished_at = CASE WHEN s.abandoned AND s.attempt_count >= $1 THEN now() END,
                 last_error = CASE WHEN s.abandoned THEN 'abandoned: lease expired' ELSE d.last_error END
            FROM stale s
-          WHERE d.id = s.id
-          RETURNING d.id, d.status, s.abandoned
+          WHERE d.company_id = s.company_id AND d.id = s.id
+          RETURNING d.id, d.company_id, d.status, s.abandoned
        )
        SELECT id, abandoned,
               CASE WHEN status = 'pending' THEN (${ENQUEUE_DELIVERY}).id END AS job_id
@@ -278,8 +306,9 @@ export class WebhookDeliveriesRepository {
       [maxAttempts],
     );
     const fanOuts = await this.txHost.tx.query<Array<{ job_id: string }>>(
-      // The payload is rebuilt from the job key (the event id): the public jobs view has no
-      // payload column. The rebuilt key is the job's own, so `replace` takes its place.
+      // The payload is rebuilt from the job key (the event id; the fan-out looks up its company):
+      // the public jobs view has no payload column. The rebuilt key is the job's own, so
+      // `replace` takes its place.
       `SELECT (${enqueueJobSql(FanOutEvent, { eventId: idOfJobKeySql(FanOutEvent, 'j') }, { jobKeyMode: 'replace' })}).id AS job_id
          FROM ${QUEUED_JOBS} j
         WHERE ${isJobOfTaskSql(FanOutEvent, 'j')}
@@ -291,7 +320,7 @@ export class WebhookDeliveriesRepository {
       // that); an unleased delivery under a job locked this long was never leased, or was
       // released, by a worker that then failed to release the job itself. The replacement runs
       // when the delivery is due; the old job loses its key, so it is queued again only once.
-      `SELECT (${enqueueJobSql(DeliverWebhook, { deliveryId: 'd.id' }, { runAt: 'd.next_attempt_at', jobKeyMode: 'replace' })}).id AS job_id
+      `SELECT (${enqueueJobSql(DeliverWebhook, { companyId: 'd.company_id', deliveryId: 'd.id' }, { runAt: 'd.next_attempt_at', jobKeyMode: 'replace' })}).id AS job_id
          FROM ${QUEUED_JOBS} j
          JOIN webhook_deliveries d ON j.key = ${jobKeySql(DeliverWebhook, 'd.id')}
         WHERE ${isJobOfTaskSql(DeliverWebhook, 'j')}

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 // The same EN 16931 arithmetic as ledgerkey (pure functions): the comparison is about the
 // idempotency and persistence path, not about VAT.
-import { computeDocumentTotals } from '../../../../libs/invoicing/src/vat';
+import { computeDocumentTotals } from '../../../../libs/money/src/vat';
 import type { Company } from '../companies/company.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
 import { JournalEntry, JournalLine } from '../ledger/journal-entry.entity';

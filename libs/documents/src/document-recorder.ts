@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { Propagation, Transactional } from '@ledgerkey/database';
+import { type JournalLine, JournalRepository } from '@ledgerkey/ledger';
+import { type EventType, EventsRepository } from '@ledgerkey/outbox';
+
+type CreatedObject<T> = T extends `${infer Object}.created` ? Object : never;
+
+/** The `object` of a document that announces itself: `invoice` for the event `invoice.created`. */
+export type DocumentObject = CreatedObject<EventType>;
+
+/** What recording needs to know about a built document (its view, as create and GET answer it). */
+export interface RecordedDocument {
+  id: string;
+  object: DocumentObject;
+  currency: string;
+  createdAt: string;
+}
+
+/** The document's journal entry, less what the document itself says (company, currency, source, time). */
+export interface DocumentPosting {
+  memo: string;
+  lines: JournalLine[];
+}
+
+/**
+ * The last step every document use case shares (sales invoice, credit note, settlement,
+ * purchase invoice): store the document, post its journal entry, announce it.
+ */
+@Injectable()
+export class DocumentRecorder {
+  constructor(
+    private readonly journal: JournalRepository,
+    private readonly events: EventsRepository,
+  ) {}
+
+  /**
+   * Records a built document in the caller's transaction, in this order: `insert` (the
+   * document's own statements: its rows, and running totals it changes), its journal entry
+   * (source type = `object`, posted at `createdAt`), then its `<object>.created` event.
+   * Mandatory transaction: the document, its entry and its event commit together or not at all.
+   * @returns the document, as the event carries it
+   * @throws whatever `insert` throws (e.g. a business conflict it found); nothing is posted then
+   */
+  @Transactional(Propagation.Mandatory)
+  async record<D extends RecordedDocument>(
+    companyId: string,
+    document: D,
+    insert: () => Promise<unknown>,
+    posting: DocumentPosting,
+  ): Promise<D> {
+    await insert();
+    await this.journal.post({
+      companyId,
+      currency: document.currency,
+      sourceType: document.object,
+      sourceId: document.id,
+      memo: posting.memo,
+      postedAt: new Date(document.createdAt),
+      lines: posting.lines,
+    });
+    // Last, right before the caller's idempotency record and COMMIT: the append takes the
+    // company's event position (its event_sequences row lock, held to COMMIT), and every other
+    // document of the company waits on it, so it must be held only for the commit.
+    await this.events.append(companyId, `${document.object}.created`, document);
+    return document;
+  }
+}

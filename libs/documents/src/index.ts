@@ -1,0 +1,14 @@
+export { DocumentsModule } from './documents.module';
+export { DocumentRecorder } from './document-recorder';
+export { PartyDto, MAX_PARTY_NAME_LENGTH, partyOf } from './party.dto';
+export type { Party } from './party.dto';
+export { PartyView } from './party.view';
+export { DocumentLines, InvoiceLineDto, lineInputsOf } from './document-line.dto';
+export type { LineInput } from './document-line.dto';
+export { InvoiceLineView, VatBreakdownView } from './document-amounts.view';
+export { numberedLines, priceLines, storedAmountsOf, totalsParameters } from './document-amounts';
+export type { DocumentAmounts, StoredAmounts } from './document-amounts';
+export { insertLinesSql, lineParameters, linesAggregateSql } from './document-lines';
+export { IsCalendarDate, todayUtc } from './calendar-date.validator';
+export { IsDateTime, normalizeDateTime } from './date-time.validator';
+export { DueDateBeforeIssueDateError } from './documents.errors';
