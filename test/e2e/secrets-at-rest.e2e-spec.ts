@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
+import { enqueueJobSql, JobTasks } from '@ledgerkey/jobs';
 import { parseSecretsKey, SealedValueUnreadableError, SecretBox } from '@ledgerkey/secrets';
 import { startApiProcess, stopAllApiProcesses } from '../support/api-process';
 import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
@@ -66,7 +67,7 @@ describe('secrets at rest: boot sealing, the shared key file, rotation', () => {
            FROM next
          RETURNING id
        )
-       SELECT graphile_worker.add_job('fan_out_event', json_build_object('eventId', id), job_key := 'fan_out:' || id)
+       SELECT ${enqueueJobSql(JobTasks.FanOutEvent, { eventId: 'id' })}
          FROM event`,
       [eventId, companyId],
     );

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { JobRunner } from '../../apps/worker/src/job-runner';
+import { JobRunner } from '@ledgerkey/jobs';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { columnsContaining } from '../support/stored-text-scan';
 import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
@@ -188,10 +188,9 @@ describe('webhook delivery (worker in the API process)', () => {
       WEBHOOK_RETRY_SCHEDULE: '1,1,1',
       WEBHOOK_TIMEOUT_MS: '2000',
       WEBHOOK_LEASE_SECONDS: '5',
+      WEBHOOK_SWEEP_INTERVAL_MS: '500',
     });
-    await t.app
-      .get(JobRunner)
-      .start({ connectionString: testDatabaseUrl(), concurrency: 4, sweepIntervalMs: 500 });
+    await t.app.get(JobRunner).start({ connectionString: testDatabaseUrl(), concurrency: 4 });
     db = testDatabasePool();
   });
   afterAll(async () => {

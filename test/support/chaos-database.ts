@@ -1,13 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  createDataSource,
-  runMigrations,
-  startEmbeddedPostgres,
-  type EmbeddedPostgresHandle,
-} from '../../libs/database/src';
-import { installJobQueue } from '../../libs/outbox/src/job-queue';
+import { installSchema, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '@ledgerkey/database';
+import { installJobQueue } from '@ledgerkey/jobs';
 import { MIGRATIONS } from '../../migrations';
 import { freePort } from './api-process';
 
@@ -38,15 +33,11 @@ export async function startChaosDatabase(): Promise<ChaosDatabase> {
   let server: EmbeddedPostgresHandle | undefined = await boot();
   const url = server.url;
 
-  const dataSource = await createDataSource({
+  await installSchema(
     url,
-    poolSize: 2,
-    applicationName: 'ledgerkey-chaos-setup',
-    migrations: MIGRATIONS,
-  }).initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
-  await installJobQueue(url);
+    { migrations: MIGRATIONS, afterMigrations: [installJobQueue] },
+    { log: () => undefined, debug: () => undefined },
+  );
 
   const stop = async (): Promise<void> => {
     const stopping = server;

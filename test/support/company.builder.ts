@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateCompanyDto as CreateCompanyRequest } from '../../libs/sdk/src/generated/types.gen';
+import type { CreateCompanyDto as CreateCompanyRequest } from '../../libs/sdk/src';
 
 /** Test data for `POST /admin/companies` and `company:create`, typed by the SDK's request type. */
 export class CompanyBuilder {

@@ -1,8 +1,8 @@
+import './register-lib-paths';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-// Direct file import: globalSetup runs outside Jest's module mapper, so no @ledgerkey aliases here.
-import { startEmbeddedPostgres } from '../../libs/database/src';
+import { startEmbeddedPostgres } from '@ledgerkey/database';
 import { createMigratedDatabase } from './migrated-database';
 import { TEST_DATABASE_ENV, type TestDatabaseState } from './test-database';
 

@@ -1,5 +1,6 @@
+import './register-lib-paths';
 import { rmSync } from 'node:fs';
-import type { EmbeddedPostgresHandle } from '../../libs/database/src';
+import type { EmbeddedPostgresHandle } from '@ledgerkey/database';
 import { dropDatabase } from './migrated-database';
 import { testDatabaseState } from './test-database';
 

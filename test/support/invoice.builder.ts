@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  InvoiceLineDto as LineInput,
-  IssueInvoiceDto as IssueInvoiceRequest,
-} from '../../libs/sdk/src/generated/types.gen';
+import type { InvoiceLineDto as LineInput, IssueInvoiceDto as IssueInvoiceRequest } from '../../libs/sdk/src';
 
 export type { LineInput };
 

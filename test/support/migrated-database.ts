@@ -1,8 +1,7 @@
 import { Client } from 'pg';
 import type { MigrationInterface } from 'typeorm';
-// Direct file imports: the global setup runs outside Jest's module mapper (no @ledgerkey aliases).
-import { createDataSource, quoteIdentifier, runMigrations } from '../../libs/database/src';
-import { installJobQueue } from '../../libs/outbox/src/job-queue';
+import { installSchema, quoteIdentifier } from '@ledgerkey/database';
+import { installJobQueue } from '@ledgerkey/jobs';
 import { MIGRATIONS } from '../../migrations';
 
 export interface MigratedDatabaseOptions {
@@ -29,17 +28,15 @@ export async function createMigratedDatabase(
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
 
-  const dataSource = await createDataSource({
-    url: url.toString(),
-    poolSize: 2,
-    applicationName: 'ledgerkey-test-setup',
-    migrations,
-  }).initialize();
-  await runMigrations(dataSource);
-  await dataSource.destroy();
-  if (jobQueue) await installJobQueue(url.toString());
+  await installSchema(
+    url.toString(),
+    { migrations, afterMigrations: jobQueue ? [installJobQueue] : [] },
+    QUIET,
+  );
   return url.toString();
 }
+
+const QUIET = { log: () => undefined, debug: () => undefined };
 
 /** Drops database `name` on the server of `adminUrl`, closing its connections. */
 export async function dropDatabase(adminUrl: string, name: string): Promise<void> {

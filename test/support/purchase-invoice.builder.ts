@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RecordPurchaseInvoiceDto as RecordPurchaseInvoiceRequest } from '../../libs/sdk/src/generated/types.gen';
+import type { RecordPurchaseInvoiceDto as RecordPurchaseInvoiceRequest } from '../../libs/sdk/src';
 import type { LineInput } from './invoice.builder';
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type {
   RecordSettlementDto as RecordSettlementRequest,
   SettlementAllocationDto as AllocationInput,
-} from '../../libs/sdk/src/generated/types.gen';
+} from '../../libs/sdk/src';
 
 export type { AllocationInput };
 

@@ -1,8 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
-import { IdempotencyModule } from '@ledgerkey/idempotency';
+import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
+import { IdempotencyModule, IdempotencyPurgeModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
+import { JobsModule } from '@ledgerkey/jobs';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PurchasingModule } from '@ledgerkey/purchasing';
@@ -12,12 +13,9 @@ import { WebhooksModule } from '@ledgerkey/webhooks';
 import type { Request } from 'express';
 import { ClsModule, ClsService } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
-import { JobRunnerModule } from '../../worker/src/job-runner.module';
-import { webhookOptionsOf } from '../../worker/src/worker-config';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
-import { APP_CONFIG, type AppConfig, secretsOptionsOf } from './config';
-import type { DatabaseHandle } from './database-bootstrap';
+import { API_CONFIG, type ApiConfig } from './config';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { EventsController } from './events/events.controller';
 import { HealthController } from './health/health.controller';
@@ -37,11 +35,11 @@ import { requestValidationPipe } from './request-validation';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, database: DatabaseHandle): DynamicModule {
+  static forRoot(config: ApiConfig, database: DatabaseHandle): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        LoggingModule.forRoot(config.logLevel),
+        LoggingModule.forRoot(config.process.logLevel),
         MetricsModule,
         ClsModule.forRoot({
           global: true,
@@ -58,25 +56,26 @@ export class AppModule {
           url: database.url,
           afterClose: database.embedded?.stop,
           poolSize: config.databasePoolSize,
-          statementTimeoutMs: config.databaseStatementTimeoutMs,
+          statementTimeoutMs: config.database.statementTimeoutMs,
           applicationName: 'ledgerkey-api',
           migrations: MIGRATIONS,
         }),
-        SecretsModule.forRoot(secretsOptionsOf(config)),
+        SecretsModule.forRoot(config.secrets),
         TenancyModule,
         LedgerModule,
         OutboxModule,
         InvoicingModule,
         PurchasingModule,
-        WebhooksModule.forRoot(webhookOptionsOf(config)),
-        // Idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
-        JobRunnerModule,
+        WebhooksModule.forRoot(config.webhooks),
+        // The job runner: idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
+        JobsModule,
+        IdempotencyPurgeModule,
         IdempotencyModule.forRootAsync({
           imports: [MetricsModule],
           inject: [IdempotencyMetrics, ClsService, SecretBox],
           useFactory: (metrics: IdempotencyMetrics, cls: ClsService, secrets: SecretBox) => ({
-            ttlSeconds: config.idempotencyKeyTtlSeconds,
-            benchmarkBypass: config.benchmarkDisableIdempotency,
+            ttlSeconds: config.idempotency.ttlSeconds,
+            benchmarkBypass: config.idempotency.benchmarkBypass,
             observer: metrics,
             // Seals the stored answers of `sensitiveResponse` routes (API keys, signing secrets).
             sealer: replayBodySealer(secrets),
@@ -115,7 +114,7 @@ export class AppModule {
         HealthController,
       ],
       providers: [
-        { provide: APP_CONFIG, useValue: config },
+        { provide: API_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_PIPE, useValue: requestValidationPipe },
         AdminTokenGuard,

@@ -2,13 +2,15 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { prepareDatabase } from '@ledgerkey/database';
 import { IdempotencyError, IdempotentExecutor, parseIdempotencyKey } from '@ledgerkey/idempotency';
+import { ConfigError } from '@ledgerkey/process';
 import { CreateCompanyDto, CreateCompanyHandler, type CreatedCompanyView } from '@ledgerkey/tenancy';
 import { ClsService } from 'nestjs-cls';
 import { createCompanyOnce } from './admin/create-company.operation';
 import { AppModule } from './app.module';
-import { ConfigError, loadConfig } from './config';
-import { prepareDatabase } from './database-bootstrap';
+import { loadConfig } from './config';
+import { DATABASE_SCHEMA } from './database-schema';
 import { requestValidationPipe } from './request-validation';
 
 const USAGE = `usage:
@@ -27,7 +29,7 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig(process.env);
   switch (command) {
     case 'migrate': {
-      const database = await prepareDatabase(config, logger);
+      const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
       await database.embedded?.stop();
       process.stdout.write('migrations are up to date\n');
       return;
@@ -52,7 +54,7 @@ async function main(argv: string[]): Promise<void> {
         { name: values.name, countryCode: values.country, currency: values.currency },
         { type: 'body', metatype: CreateCompanyDto },
       )) as CreateCompanyDto;
-      const database = await prepareDatabase(config, logger);
+      const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
       const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database), {
         logger: ['error', 'warn'],
       });

@@ -1,30 +1,33 @@
-import { ConfigError, loadConfig, secretsOptionsOf } from './config';
+import { ConfigError } from '@ledgerkey/process';
+import { configProblemsOf } from '../../../test/support/config-problems';
+import { loadConfig } from './config';
+
+function problemsOf(env: Record<string, string>): string[] {
+  return configProblemsOf(() => loadConfig(env));
+}
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
       host: '127.0.0.1',
-      databaseUrl: undefined,
-      dataDir: '.data',
       databasePoolSize: 10,
-      databaseStatementTimeoutMs: 30_000,
       adminApiToken: undefined,
-      idempotencyKeyTtlSeconds: 86_400,
       requestBodyLimitBytes: 1_048_576,
       seedDemoCompany: true,
-      logLevel: 'log',
       runWorker: true,
-      workerConcurrency: 5,
-      webhookSweepIntervalMs: 30_000,
-      webhookAllowPrivateTargets: false,
-      webhookRetryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
-      webhookTimeoutMs: 10_000,
-      webhookLeaseMs: 60_000,
-      secretsKey: undefined,
-      secretsKeyPrevious: undefined,
-      benchmarkDisableIdempotency: false,
-      shutdownTimeoutMs: 10_000,
+      process: { logLevel: 'log', shutdownTimeoutMs: 10_000 },
+      database: { url: undefined, dataDir: '.data', statementTimeoutMs: 30_000 },
+      secrets: { key: undefined, previousKey: undefined, keyFile: '.data/secrets.key' },
+      idempotency: { ttlSeconds: 86_400, benchmarkBypass: false },
+      jobs: { concurrency: 5 },
+      webhooks: {
+        allowPrivateTargets: false,
+        retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
+        timeoutMs: 10_000,
+        leaseMs: 60_000,
+        sweepIntervalMs: 30_000,
+      },
     });
   });
 
@@ -35,14 +38,12 @@ describe('loadConfig', () => {
       SECRETS_KEY: current.toString('base64'),
       SECRETS_KEY_PREVIOUS: previous.toString('base64'),
     });
-    expect(config.secretsKey).toEqual(current);
-    expect(config.secretsKeyPrevious).toEqual(previous);
-    expect(secretsOptionsOf(config)).toEqual({
+    expect(config.secrets).toEqual({
       key: current,
       previousKey: previous,
       keyFile: '.data/secrets.key',
     });
-    expect(secretsOptionsOf(loadConfig({ DATA_DIR: '/var/lib/lk' }))).toEqual({
+    expect(loadConfig({ DATA_DIR: '/var/lib/lk' }).secrets).toEqual({
       key: undefined,
       previousKey: undefined,
       keyFile: '/var/lib/lk/secrets.key',
@@ -50,15 +51,6 @@ describe('loadConfig', () => {
   });
 
   it('stops at boot on a secrets key of the wrong length or encoding, without printing it', () => {
-    const problemsOf = (env: Record<string, string>): string[] => {
-      try {
-        loadConfig(env);
-      } catch (error) {
-        if (error instanceof ConfigError) return error.problems;
-        throw error;
-      }
-      return [];
-    };
     const short = Buffer.alloc(16, 3).toString('base64');
     expect(problemsOf({ SECRETS_KEY: short })).toEqual([
       expect.stringMatching(/^SECRETS_KEY must be base64 of exactly 32 bytes .*decodes to 16 bytes$/),
@@ -78,33 +70,31 @@ describe('loadConfig', () => {
   });
 
   it('reads the database statement timeout and the shutdown bound', () => {
-    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '1500', SHUTDOWN_TIMEOUT_MS: '4000' })).toMatchObject({
-      databaseStatementTimeoutMs: 1500,
-      shutdownTimeoutMs: 4000,
-    });
+    const config = loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '1500', SHUTDOWN_TIMEOUT_MS: '4000' });
+    expect(config.database.statementTimeoutMs).toBe(1500);
+    expect(config.process.shutdownTimeoutMs).toBe(4000);
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS/);
     expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '10s' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
   });
 
   it('reads the worker and webhook variables', () => {
-    expect(
-      loadConfig({
-        RUN_WORKER: 'false',
-        WORKER_CONCURRENCY: '2',
-        WEBHOOK_SWEEP_INTERVAL_MS: '500',
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-        WEBHOOK_RETRY_SCHEDULE: '1, 1,2',
-        WEBHOOK_TIMEOUT_MS: '1000',
-        WEBHOOK_LEASE_SECONDS: '3',
-      }),
-    ).toMatchObject({
-      runWorker: false,
-      workerConcurrency: 2,
-      webhookSweepIntervalMs: 500,
-      webhookAllowPrivateTargets: true,
-      webhookRetryScheduleSeconds: [1, 1, 2],
-      webhookTimeoutMs: 1000,
-      webhookLeaseMs: 3000,
+    const config = loadConfig({
+      RUN_WORKER: 'false',
+      WORKER_CONCURRENCY: '2',
+      WEBHOOK_SWEEP_INTERVAL_MS: '500',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '1, 1,2',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_LEASE_SECONDS: '3',
+    });
+    expect(config.runWorker).toBe(false);
+    expect(config.jobs).toEqual({ concurrency: 2 });
+    expect(config.webhooks).toEqual({
+      sweepIntervalMs: 500,
+      allowPrivateTargets: true,
+      retryScheduleSeconds: [1, 1, 2],
+      timeoutMs: 1000,
+      leaseMs: 3000,
     });
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,,10' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5,-1' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
@@ -115,9 +105,9 @@ describe('loadConfig', () => {
 
   it('treats empty variables as unset', () => {
     const config = loadConfig({ DATABASE_URL: '', ADMIN_API_TOKEN: '', IDEMPOTENCY_KEY_TTL: '' });
-    expect(config.databaseUrl).toBeUndefined();
+    expect(config.database.url).toBeUndefined();
     expect(config.adminApiToken).toBeUndefined();
-    expect(config.idempotencyKeyTtlSeconds).toBe(86_400);
+    expect(config.idempotency.ttlSeconds).toBe(86_400);
   });
 
   it('reads every variable', () => {
@@ -129,6 +119,7 @@ describe('loadConfig', () => {
       DATABASE_POOL_SIZE: '20',
       ADMIN_API_TOKEN: 'a-long-enough-token',
       IDEMPOTENCY_KEY_TTL: '60',
+      BENCHMARK_DISABLE_IDEMPOTENCY: 'true',
       REQUEST_BODY_LIMIT_BYTES: '2048',
       SEED_DEMO_COMPANY: 'false',
       LOG_LEVEL: 'debug',
@@ -136,35 +127,37 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 8080,
       host: '0.0.0.0',
-      databaseUrl: 'postgres://u@db:5432/x',
-      dataDir: '/var/lib/lk',
       databasePoolSize: 20,
       adminApiToken: 'a-long-enough-token',
-      idempotencyKeyTtlSeconds: 60,
       requestBodyLimitBytes: 2048,
       seedDemoCompany: false,
-      logLevel: 'debug',
+      process: { logLevel: 'debug' },
+      database: { url: 'postgres://u@db:5432/x', dataDir: '/var/lib/lk' },
+      idempotency: { ttlSeconds: 60, benchmarkBypass: true },
     });
   });
 
-  it('names every bad variable at once', () => {
-    let error: unknown;
-    try {
-      loadConfig({
-        PORT: 'abc',
-        IDEMPOTENCY_KEY_TTL: '-5',
-        DATABASE_URL: 'mysql://x',
-        ADMIN_API_TOKEN: 'short',
-      });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    const problems = (error as ConfigError).problems.join('\n');
-    expect(problems).toMatch(/PORT/);
-    expect(problems).toMatch(/IDEMPOTENCY_KEY_TTL/);
-    expect(problems).toMatch(/DATABASE_URL/);
-    expect(problems).toMatch(/ADMIN_API_TOKEN/);
-    expect((error as ConfigError).problems).toHaveLength(4);
+  it('names every bad variable at once, across the libs’ parsers', () => {
+    const problems = problemsOf({
+      PORT: 'abc',
+      IDEMPOTENCY_KEY_TTL: '-5',
+      DATABASE_URL: 'mysql://x',
+      ADMIN_API_TOKEN: 'short',
+      LOG_LEVEL: 'loud',
+      WORKER_CONCURRENCY: '0',
+      WEBHOOK_TIMEOUT_MS: 'soon',
+      SECRETS_KEY: 'zz',
+    });
+    expect(problems).toEqual([
+      'ADMIN_API_TOKEN must be at least 16 characters',
+      'PORT must be an integer from 0 to 65535 (got "abc")',
+      'LOG_LEVEL must be one of error, warn, log, debug',
+      'DATABASE_URL must be a postgres:// or postgresql:// URL',
+      expect.stringMatching(/^SECRETS_KEY must be base64/),
+      'IDEMPOTENCY_KEY_TTL must be an integer from 1 to 2678400 (got "-5")',
+      'WORKER_CONCURRENCY must be an integer from 1 to 100 (got "0")',
+      'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 120000 (got "soon")',
+    ]);
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow(ConfigError);
   });
 });

@@ -1,19 +1,20 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { prepareDatabase } from '@ledgerkey/database';
+import { JobRunner } from '@ledgerkey/jobs';
+import { ConfigError, nestLogLevels, stopOnSignals } from '@ledgerkey/process';
 import { DataSource } from 'typeorm';
-import { ConfigError, loadConfig } from './config';
-import { createApp, logLevels } from './create-app';
-import { prepareDatabase } from './database-bootstrap';
+import { closeHttpServer } from './close-http-server';
+import { loadConfig } from './config';
+import { createApp } from './create-app';
+import { DATABASE_SCHEMA } from './database-schema';
 import { ensureDemoCompany } from './demo-company';
-import { closeHttpServer, stopOnSignals } from './shutdown';
-import { JobRunner } from '../../worker/src/job-runner';
-import { jobRunnerOptionsOf } from '../../worker/src/worker-config';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  Logger.overrideLogger(logLevels(config.logLevel));
+  Logger.overrideLogger(nestLogLevels(config.process.logLevel));
   const logger = new Logger('ledgerkey');
-  const database = await prepareDatabase(config, logger);
+  const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
   const app = await createApp(config, database);
   const { embedded } = database;
   // A stop ends within SHUTDOWN_TIMEOUT_MS whatever the database does: HTTP stops taking requests
@@ -32,11 +33,13 @@ async function main(): Promise<void> {
       { until: 0.8, steps: [{ name: 'database pool', run: () => app.get(DataSource).destroy() }] },
       { until: 1, steps: embedded ? [{ name: 'embedded PostgreSQL', run: () => embedded.stop() }] : [] },
     ],
-    { timeoutMs: config.shutdownTimeoutMs, logger },
+    { timeoutMs: config.process.shutdownTimeoutMs, logger },
   );
   await app.listen(config.port, config.host);
   // Zero-setup: the job worker (webhook delivery) runs in this process unless RUN_WORKER=false.
-  if (config.runWorker) await app.get(JobRunner).start(jobRunnerOptionsOf(config, database.url));
+  if (config.runWorker) {
+    await app.get(JobRunner).start({ connectionString: database.url, concurrency: config.jobs.concurrency });
+  }
   const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${(app.getHttpServer().address() as { port: number }).port}`;
 
   const demo = config.seedDemoCompany ? await ensureDemoCompany(app) : null;

@@ -1,18 +1,13 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { prepareDatabase } from '@ledgerkey/database';
+import { installJobQueue, JobRunner } from '@ledgerkey/jobs';
+import { ConfigError, nestLogLevels, stopOnSignals } from '@ledgerkey/process';
 import { DataSource } from 'typeorm';
-import { ConfigError, loadConfig, type AppConfig } from '../../api/src/config';
-import { prepareDatabase } from '../../api/src/database-bootstrap';
-import { stopOnSignals } from '../../api/src/shutdown';
-import { JobRunner } from './job-runner';
-import { jobRunnerOptionsOf } from './worker-config';
+import { MIGRATIONS } from '../../../migrations';
+import { loadConfig } from './config';
 import { WorkerModule } from './worker.module';
-
-function logLevels(level: AppConfig['logLevel']): Array<'error' | 'warn' | 'log' | 'debug'> {
-  const order = ['error', 'warn', 'log', 'debug'] as const;
-  return order.slice(0, order.indexOf(level) + 1);
-}
 
 /**
  * The standalone worker (`node dist/apps/worker/src/main.js`): delivers webhooks; run as many
@@ -21,16 +16,16 @@ function logLevels(level: AppConfig['logLevel']): Array<'error' | 'warn' | 'log'
  */
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  if (config.databaseUrl === undefined) {
-    throw new ConfigError([
-      'DATABASE_URL must be set for the standalone worker (npm start runs a worker inside the API instead)',
-    ]);
-  }
-  Logger.overrideLogger(logLevels(config.logLevel));
+  Logger.overrideLogger(nestLogLevels(config.process.logLevel));
   const logger = new Logger('ledgerkey-worker');
-  const database = await prepareDatabase(config, logger);
-  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config, database), {
-    logger: logLevels(config.logLevel),
+  // Migrations, then the job queue's schema: whichever process boots first installs them.
+  const database = await prepareDatabase(
+    config.database,
+    { migrations: MIGRATIONS, afterMigrations: [installJobQueue] },
+    logger,
+  );
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), {
+    logger: nestLogLevels(config.process.logLevel),
   });
   // Within SHUTDOWN_TIMEOUT_MS whatever the database does: running jobs may finish, then the pool
   // closes; a step still waiting at its share of the bound is given up on.
@@ -39,11 +34,11 @@ async function main(): Promise<void> {
       { until: 0.8, steps: [{ name: 'job runner (running jobs)', run: () => app.get(JobRunner).stop() }] },
       { until: 1, steps: [{ name: 'database pool', run: () => app.get(DataSource).destroy() }] },
     ],
-    { timeoutMs: config.shutdownTimeoutMs, logger },
+    { timeoutMs: config.process.shutdownTimeoutMs, logger },
   );
-  await app.get(JobRunner).start(jobRunnerOptionsOf(config, database.url));
+  await app.get(JobRunner).start({ connectionString: database.url, concurrency: config.jobs.concurrency });
   process.stdout.write(
-    `ledgerkey worker started (pid ${process.pid}, concurrency ${config.workerConcurrency})\n`,
+    `ledgerkey worker started (pid ${process.pid}, concurrency ${config.jobs.concurrency})\n`,
   );
 }
 

@@ -1,6 +1,10 @@
 export { createDataSource, runMigrations, migrationsUpToDate } from './data-source.factory';
 export type { DatabaseOptions } from './data-source.factory';
 export { DatabaseModule, transactionalPlugin } from './database.module';
+export { parseDatabaseConfig } from './database-config';
+export type { DatabaseConfig } from './database-config';
+export { installSchema, prepareDatabase } from './prepare-database';
+export type { DatabaseHandle, DatabaseSchema } from './prepare-database';
 export { startEmbeddedPostgres, quoteIdentifier } from './embedded-postgres';
 export type { EmbeddedPostgresHandle, EmbeddedPostgresOptions } from './embedded-postgres';
 export { TransactionHost, Transactional, Propagation } from '@nestjs-cls/transactional';

@@ -55,11 +55,12 @@ export {
 } from './idempotency.observer';
 export type { IdempotencyObserver, IdempotencyOutcome } from './idempotency.observer';
 // Maintenance
-export {
-  purgeExpiredIdempotencyRecords,
-  PURGE_IDEMPOTENCY_KEYS_TASK,
-} from './purge-expired-idempotency-records';
+export { purgeExpiredIdempotencyRecords } from './purge-expired-idempotency-records';
 export type { PurgeOptions } from './purge-expired-idempotency-records';
+export { IdempotencyPurgeModule } from './idempotency-purge.module';
+// Configuration
+export { parseIdempotencyConfig } from './idempotency-config';
+export type { IdempotencyConfig } from './idempotency-config';
 // The Nest adapter
 export { IdempotencyModule } from './idempotency.module';
 export { Idempotent, IdempotentBody } from './idempotent.decorator';

@@ -1,8 +1,5 @@
 import { queryRows, type SqlClient } from '@ledgerkey/database';
 
-/** The job queue task that runs the purge (registered by the worker). */
-export const PURGE_IDEMPOTENCY_KEYS_TASK = 'purge_idempotency_keys';
-
 export interface PurgeOptions {
   /** Records deleted per statement (default 500): each statement is one short transaction. */
   batchSize?: number;

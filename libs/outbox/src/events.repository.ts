@@ -9,8 +9,8 @@ import {
   orderBySql,
   pageOf,
 } from '@ledgerkey/database';
+import { enqueueJobSql, JobTasks } from '@ledgerkey/jobs';
 import type { EventType, EventView } from './event.view';
-import { Task } from './job-queue';
 
 interface EventRow {
   id: string;
@@ -32,6 +32,23 @@ function toView(row: EventRow): EventView {
 /** Keyset order of the list: the company's gapless event position (unique per company). */
 const EVENTS_ORDER = ['position'];
 
+/**
+ * Inserts event $1 of company $2 at the company's next position and enqueues its fan-out job, in
+ * one statement: the event exists if and only if its fan-out job does.
+ */
+const APPEND_EVENT_SQL = `WITH next AS (
+     INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
+     ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1
+     RETURNING last_position
+   ), event AS (
+     INSERT INTO events (id, company_id, position, type, data, created_at)
+     SELECT $1, $2, next.last_position, $3, $4, $5 FROM next
+     RETURNING id
+   )
+   -- The payload names the company, so the fan-out reads the event by its key (company, id).
+   SELECT ${enqueueJobSql(JobTasks.FanOutEvent, { companyId: '$2::uuid', eventId: 'event.id' })}
+     FROM event`;
+
 /** The outbox. Every method takes the company id first. */
 @Injectable()
 export class EventsRepository {
@@ -52,22 +69,13 @@ export class EventsRepository {
   @Transactional(Propagation.Mandatory)
   async append(companyId: string, type: EventType, object: { createdAt: string }): Promise<string> {
     const id = randomUUID();
-    await this.txHost.tx.query(
-      `WITH next AS (
-         INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
-         ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1
-         RETURNING last_position
-       ), event AS (
-         INSERT INTO events (id, company_id, position, type, data, created_at)
-         SELECT $1, $2, next.last_position, $3, $4, $5 FROM next
-         RETURNING id
-       )
-       -- The payload names the company, so the fan-out reads the event by its key (company, id).
-       SELECT graphile_worker.add_job($6, json_build_object('companyId', $2::uuid, 'eventId', event.id),
-                                      job_key := 'fan_out:' || event.id)
-         FROM event`,
-      [id, companyId, type, JSON.stringify({ object }), object.createdAt, Task.FanOutEvent],
-    );
+    await this.txHost.tx.query(APPEND_EVENT_SQL, [
+      id,
+      companyId,
+      type,
+      JSON.stringify({ object }),
+      object.createdAt,
+    ]);
     return id;
   }
 

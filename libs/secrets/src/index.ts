@@ -7,3 +7,4 @@ export { SecretsModule, secretBoxOf } from './secrets.module';
 export type { SecretsOptions } from './secrets.module';
 export { InvalidSecretsKeyError, SealedValueUnreadableError, ValueNotSealedError } from './secrets.errors';
 export type { UnreadableReason } from './secrets.errors';
+export { parseSecretsConfig, SECRETS_KEY_FILE } from './secrets-config';

@@ -1,6 +1,6 @@
 export { WebhooksModule } from './webhooks.module';
-export { WebhookTask } from './webhook-options';
 export type { WebhookOptions } from './webhook-options';
+export { parseWebhookConfig } from './webhook-config';
 export { CreateWebhookEndpointHandler } from './create-webhook-endpoint/create-webhook-endpoint.handler';
 export { CreateWebhookEndpointDto, ALL_EVENTS } from './create-webhook-endpoint/create-webhook-endpoint.dto';
 export { DisableWebhookEndpointHandler } from './disable-webhook-endpoint/disable-webhook-endpoint.handler';
@@ -17,4 +17,10 @@ export { DeliverWebhookHandler } from './deliver-webhook/deliver-webhook.handler
 export type { DeliveryRun } from './deliver-webhook/deliver-webhook.handler';
 export { SweepWebhookLeasesHandler } from './sweep-webhook-leases/sweep-webhook-leases.handler';
 export { maxAttemptsOf, retryDelayMs } from './deliver-webhook/retry-schedule';
+export {
+  countDeliveryAttempts,
+  DELIVERY_ATTEMPT_RESULTS,
+  readDeliveryBacklog,
+} from './deliveries/delivery-statistics';
+export type { DeliveryAttemptResult, DeliveryBacklog } from './deliveries/delivery-statistics';
 export { WebhookEndpointNotFoundError, WebhookUrlForbiddenError } from './webhooks.errors';

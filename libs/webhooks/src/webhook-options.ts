@@ -11,17 +11,11 @@ export interface WebhookOptions {
    * `timeoutMs`, so a live worker always records its result before its lease runs out.
    */
   leaseMs: number;
+  /**
+   * WEBHOOK_SWEEP_INTERVAL_MS: how often each worker process sweeps for deliveries a dead worker
+   * left, besides the queue-wide sweep every minute.
+   */
+  sweepIntervalMs: number;
 }
 
 export const WEBHOOK_OPTIONS = Symbol('WEBHOOK_OPTIONS');
-
-/** Task names of webhook jobs in the job queue (besides the outbox's `fan_out_event`). */
-export const WebhookTask = {
-  /**
-   * One attempt of one delivery; payload `{ companyId, deliveryId }` (jobs queued before
-   * TenantKeys1765500000000: `{ deliveryId }`), job key `deliver:<deliveryId>`.
-   */
-  DeliverWebhook: 'deliver_webhook',
-  /** Recovers deliveries whose worker died (expired lease); run by crontab and by each worker. */
-  SweepWebhookLeases: 'sweep_webhook_leases',
-} as const;

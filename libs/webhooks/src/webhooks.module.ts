@@ -1,4 +1,5 @@
 import { type DynamicModule, Logger, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { JobsModule } from '@ledgerkey/jobs';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { CreateWebhookEndpointHandler } from './create-webhook-endpoint/create-webhook-endpoint.handler';
 import { WebhookAttemptsRepository } from './deliveries/webhook-attempts.repository';
@@ -10,6 +11,7 @@ import { WebhookEndpointsRepository } from './endpoints/webhook-endpoints.reposi
 import { FanOutEventHandler } from './fan-out-event/fan-out-event.handler';
 import { SealStoredSecretsHandler } from './seal-stored-secrets/seal-stored-secrets.handler';
 import { SweepWebhookLeasesHandler } from './sweep-webhook-leases/sweep-webhook-leases.handler';
+import { WebhookJobs } from './webhook-jobs';
 import { WEBHOOK_OPTIONS, type WebhookOptions } from './webhook-options';
 
 const HANDLERS = [
@@ -25,6 +27,7 @@ const HANDLERS = [
 /**
  * Webhook endpoints (API side) and delivery (worker side). Global, like the database: the API's
  * controllers and the job runner (in the API process or the standalone worker) share one instance.
+ * Registers its job tasks in the process's JobRegistry.
  * Needs SecretsModule (global). At boot, after migrations, brings stored secrets under the
  * current key (SealStoredSecretsHandler).
  */
@@ -54,9 +57,11 @@ export class WebhooksModule implements OnApplicationBootstrap {
     return {
       module: WebhooksModule,
       global: true,
-      imports: [OutboxModule],
+      imports: [OutboxModule, JobsModule],
       providers: [
         { provide: WEBHOOK_OPTIONS, useValue: options },
+        // Registers fan-out, delivery and the lease sweep with the process's job runner.
+        WebhookJobs,
         WebhookEndpointsRepository,
         WebhookDeliveriesRepository,
         WebhookAttemptsRepository,

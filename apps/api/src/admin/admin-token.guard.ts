@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { UnauthorizedError } from '@ledgerkey/tenancy';
-import { APP_CONFIG, type AppConfig } from '../config';
+import { API_CONFIG, type ApiConfig } from '../config';
 import { ResourceNotFoundError } from '../resource-id.pipe';
 
 function digest(value: string): Buffer {
@@ -14,7 +14,7 @@ function digest(value: string): Buffer {
 export class AdminTokenGuard implements CanActivate {
   private readonly expected: Buffer | undefined;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(API_CONFIG) config: ApiConfig) {
     this.expected = config.adminApiToken === undefined ? undefined : digest(config.adminApiToken);
   }
 

@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import type { AppConfig } from '../config';
+import type { LogLevel } from '@ledgerkey/process';
 import { createRootLogger, requestLogger } from './request-logging';
 
 /** The request-logging middleware (pino-http), mounted by `setupObservability`. */
@@ -15,7 +15,7 @@ export const REQUEST_LOGGER = Symbol('REQUEST_LOGGER');
  */
 @Module({})
 export class LoggingModule {
-  static forRoot(logLevel: AppConfig['logLevel']): DynamicModule {
+  static forRoot(logLevel: LogLevel): DynamicModule {
     const logger = createRootLogger(logLevel);
     return {
       module: LoggingModule,

@@ -1,12 +1,12 @@
 import { authenticatedCompanyOf } from '@ledgerkey/tenancy';
 import { idempotentRequestOf } from '@ledgerkey/idempotency';
+import type { LogLevel } from '@ledgerkey/process';
 import type { Request, RequestHandler, Response } from 'express';
 import { pino, stdSerializers, type Level, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import type { AppConfig } from '../config';
 import { requestIdFor } from '../request-id';
 
-const PINO_LEVELS: Record<AppConfig['logLevel'], Level> = {
+const PINO_LEVELS: Record<LogLevel, Level> = {
   error: 'error',
   warn: 'warn',
   log: 'info',
@@ -14,7 +14,7 @@ const PINO_LEVELS: Record<AppConfig['logLevel'], Level> = {
 };
 
 /** LOG_LEVEL (Nest's names) as a pino level: `log` is pino's `info`. */
-export function pinoLevelOf(logLevel: AppConfig['logLevel']): Level {
+export function pinoLevelOf(logLevel: LogLevel): Level {
   return PINO_LEVELS[logLevel];
 }
 
@@ -24,7 +24,7 @@ export function pinoLevelOf(logLevel: AppConfig['logLevel']): Level {
  * headers logged by hand. Written to process.stdout, the stream main.ts prints its banner to,
  * so the two stay in order.
  */
-export function createRootLogger(logLevel: AppConfig['logLevel']): Logger {
+export function createRootLogger(logLevel: LogLevel): Logger {
   return pino(
     {
       level: pinoLevelOf(logLevel),

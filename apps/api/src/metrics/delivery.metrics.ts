@@ -4,7 +4,7 @@ import {
   DELIVERY_ATTEMPT_RESULTS,
   readDeliveryBacklog,
   type DeliveryBacklog,
-} from '@ledgerkey/outbox';
+} from '@ledgerkey/webhooks';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 

@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
-import { Task } from '@ledgerkey/outbox';
-import { WebhookTask } from '../webhook-options';
+import {
+  enqueueJobSql,
+  idOfJobKeySql,
+  isJobOfTaskSql,
+  JobTasks,
+  jobKeySql,
+  QUEUED_JOBS,
+} from '@ledgerkey/jobs';
 import type { AttemptOutcome } from '../deliver-webhook/webhook-request';
 
 /** A delivery this worker owns for one attempt. */
@@ -50,6 +56,17 @@ const OVERDUE_AFTER = '5 minutes';
 /** Rows one sweep handles; the next sweep takes the rest. */
 const SWEEP_BATCH = 500;
 
+const { DeliverWebhook, FanOutEvent } = JobTasks;
+/**
+ * Queues the delivery `id` of company `company_id` at once. `replace`: when its job is still
+ * locked by a dead worker, a new job is made (the lease, not the job, decides who attempts).
+ */
+const ENQUEUE_DELIVERY = enqueueJobSql(
+  DeliverWebhook,
+  { companyId: 'company_id', deliveryId: 'id' },
+  { jobKeyMode: 'replace' },
+);
+
 /**
  * Webhook deliveries and their attempts: the worker's side. Deliveries are owned through a
  * lease (`leased_until`, `lease_token`) taken before each attempt; the job queue only says
@@ -78,10 +95,9 @@ export class WebhookDeliveriesRepository {
          ON CONFLICT (company_id, event_id, endpoint_id) DO NOTHING
          RETURNING id
        )
-       SELECT (graphile_worker.add_job($3, json_build_object('companyId', $1::uuid, 'deliveryId', id),
-                                       job_key := 'deliver:' || id, job_key_mode := 'replace')).id AS job_id
+       SELECT (${enqueueJobSql(DeliverWebhook, { companyId: '$1::uuid', deliveryId: 'id' }, { jobKeyMode: 'replace' })}).id AS job_id
          FROM created`,
-      [companyId, eventId, WebhookTask.DeliverWebhook],
+      [companyId, eventId],
     );
     return rows.length;
   }
@@ -217,9 +233,7 @@ export class WebhookDeliveriesRepository {
           RETURNING id, status, next_attempt_at
        )
        SELECT id, CASE WHEN status = 'pending' THEN
-                    (graphile_worker.add_job($14, json_build_object('companyId', $1::uuid, 'deliveryId', id),
-                                             run_at := next_attempt_at,
-                                             job_key := 'deliver:' || id, job_key_mode := 'replace')).id
+                    (${enqueueJobSql(DeliverWebhook, { companyId: '$1::uuid', deliveryId: 'id' }, { runAt: 'next_attempt_at', jobKeyMode: 'replace' })}).id
                   END AS job_id
          FROM released`,
       [
@@ -236,7 +250,6 @@ export class WebhookDeliveriesRepository {
         status,
         followUp.kind === 'retry' ? followUp.delayMs : 0,
         delivery.leaseToken,
-        WebhookTask.DeliverWebhook,
       ],
     );
     return rows.length === 1;
@@ -288,39 +301,33 @@ export class WebhookDeliveriesRepository {
           RETURNING d.id, d.company_id, d.status, s.abandoned
        )
        SELECT id, abandoned,
-              CASE WHEN status = 'pending' THEN
-                (graphile_worker.add_job($2, json_build_object('companyId', company_id, 'deliveryId', id),
-                                         job_key := 'deliver:' || id, job_key_mode := 'replace')).id
-              END AS job_id
+              CASE WHEN status = 'pending' THEN (${ENQUEUE_DELIVERY}).id END AS job_id
          FROM swept`,
-      [maxAttempts, WebhookTask.DeliverWebhook],
+      [maxAttempts],
     );
     const fanOuts = await this.txHost.tx.query<Array<{ job_id: string }>>(
-      // The payload is rebuilt from the job key ('fan_out:<eventId>', see EventsRepository.append):
-      // the public jobs view has no payload column.
-      `SELECT (graphile_worker.add_job($1, json_build_object('eventId', substr(j.key, length('fan_out:') + 1)),
-                                       job_key := j.key, job_key_mode := 'replace')).id AS job_id
-         FROM graphile_worker.jobs j
-        WHERE j.task_identifier = $1 AND j.key LIKE 'fan\\_out:%'
+      // The payload is rebuilt from the job key (the event id; the fan-out looks up its company):
+      // the public jobs view has no payload column. The rebuilt key is the job's own, so
+      // `replace` takes its place.
+      `SELECT (${enqueueJobSql(FanOutEvent, { eventId: idOfJobKeySql(FanOutEvent, 'j') }, { jobKeyMode: 'replace' })}).id AS job_id
+         FROM ${QUEUED_JOBS} j
+        WHERE ${isJobOfTaskSql(FanOutEvent, 'j')}
           AND j.locked_at < now() - interval '${FAN_OUT_STALE_AFTER}'
         LIMIT ${SWEEP_BATCH}`,
-      [Task.FanOutEvent],
     );
     const heldJobs = await this.txHost.tx.query<Array<{ job_id: string }>>(
       // A job that took the lease would have let it expire by now (the first statement handles
       // that); an unleased delivery under a job locked this long was never leased, or was
       // released, by a worker that then failed to release the job itself. The replacement runs
       // when the delivery is due; the old job loses its key, so it is queued again only once.
-      `SELECT (graphile_worker.add_job($1, json_build_object('companyId', d.company_id, 'deliveryId', d.id),
-                                       run_at := d.next_attempt_at, job_key := j.key,
-                                       job_key_mode := 'replace')).id AS job_id
-         FROM graphile_worker.jobs j
-         JOIN webhook_deliveries d ON j.key = 'deliver:' || d.id
-        WHERE j.task_identifier = $1 AND j.key LIKE 'deliver:%'
-          AND j.locked_at < now() - $2 * interval '1 millisecond'
+      `SELECT (${enqueueJobSql(DeliverWebhook, { companyId: 'd.company_id', deliveryId: 'd.id' }, { runAt: 'd.next_attempt_at', jobKeyMode: 'replace' })}).id AS job_id
+         FROM ${QUEUED_JOBS} j
+         JOIN webhook_deliveries d ON j.key = ${jobKeySql(DeliverWebhook, 'd.id')}
+        WHERE ${isJobOfTaskSql(DeliverWebhook, 'j')}
+          AND j.locked_at < now() - $1 * interval '1 millisecond'
           AND d.status = 'pending' AND d.leased_until IS NULL
         LIMIT ${SWEEP_BATCH}`,
-      [WebhookTask.DeliverWebhook, leaseMs],
+      [leaseMs],
     );
     const abandoned = deliveries.filter((row) => row.abandoned).length;
     return {

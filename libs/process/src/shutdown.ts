@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
 
 /** One thing a stop waits for, e.g. the HTTP server finishing its in-flight requests. */
@@ -115,21 +114,4 @@ function runStep(
     );
   });
   return Promise.race([ran, givenUp]).finally(() => clearTimeout(timer));
-}
-
-/**
- * Stops taking connections and resolves once every in-flight request has been answered.
- * Keep-alive connections are closed as soon as they are idle (Node's `close()` closes only those
- * idle at the moment it is called).
- */
-export function closeHttpServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    const idle = setInterval(() => server.closeIdleConnections(), 100);
-    // Called with an error when the server was not listening: nothing to wait for either way.
-    server.close(() => {
-      clearInterval(idle);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
 }

@@ -1,5 +1,5 @@
 import { queryRows, type SqlClient } from '@ledgerkey/database';
-import { Task } from './job-queue';
+import { idOfJobKeySql, isJobOfTaskSql, JobTasks, QUEUED_JOBS } from '@ledgerkey/jobs';
 
 /** Events whose delivery is not finished, across all companies (an operational figure). */
 export interface DeliveryBacklog {
@@ -19,12 +19,12 @@ export async function readDeliveryBacklog(db: SqlClient): Promise<DeliveryBacklo
   const [row] = await queryRows<{ events: number; oldest_age_seconds: number }>(
     db,
     // Both branches are small (queued jobs; pending deliveries via ix_webhook_deliveries_pending);
-    // events are then read by id (ix_events_id: the job key 'fan_out:<event id>' of
-    // EventsRepository.append names no company; an operational figure across companies).
+    // events are then read by id (ix_events_id: a fan-out job's key names its event, not its
+    // company; an operational figure across companies).
     `WITH undelivered AS (
-       SELECT substring(j.key FROM 9)::uuid AS event_id
-         FROM graphile_worker.jobs j
-        WHERE j.task_identifier = $1 AND j.key LIKE 'fan\\_out:%'
+       SELECT ${idOfJobKeySql(JobTasks.FanOutEvent, 'j')}::uuid AS event_id
+         FROM ${QUEUED_JOBS} j
+        WHERE ${isJobOfTaskSql(JobTasks.FanOutEvent, 'j')}
        UNION
        SELECT d.event_id FROM webhook_deliveries d WHERE d.status = 'pending'
      )
@@ -32,7 +32,6 @@ export async function readDeliveryBacklog(db: SqlClient): Promise<DeliveryBacklo
             coalesce(extract(epoch FROM now() - min(e.created_at)), 0)::float8 AS oldest_age_seconds
        FROM undelivered u
        JOIN events e ON e.id = u.event_id`,
-    [Task.FanOutEvent],
   );
   return { events: row.events, oldestAgeSeconds: Math.max(0, row.oldest_age_seconds) };
 }

@@ -1,0 +1,84 @@
+import { configProblemsOf } from '../../../test/support/config-problems';
+import { loadConfig } from './config';
+
+const DATABASE_URL = 'postgres://u@db:5432/x';
+
+function problemsOf(env: Record<string, string>): string[] {
+  return configProblemsOf(() => loadConfig(env));
+}
+
+describe('loadConfig (standalone worker)', () => {
+  it('reads only what the worker uses, with the API’s defaults', () => {
+    expect(loadConfig({ DATABASE_URL })).toEqual({
+      process: { logLevel: 'log', shutdownTimeoutMs: 10_000 },
+      database: { url: DATABASE_URL, dataDir: '.data', statementTimeoutMs: 30_000 },
+      secrets: { key: undefined, previousKey: undefined, keyFile: '.data/secrets.key' },
+      jobs: { concurrency: 5 },
+      webhooks: {
+        allowPrivateTargets: false,
+        retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
+        timeoutMs: 10_000,
+        leaseMs: 60_000,
+        sweepIntervalMs: 30_000,
+      },
+    });
+  });
+
+  it('needs DATABASE_URL, named among the other problems', () => {
+    expect(problemsOf({})).toEqual([
+      'DATABASE_URL must be set for the standalone worker (npm start runs a worker inside the API instead)',
+    ]);
+    expect(problemsOf({ WORKER_CONCURRENCY: '500', SHUTDOWN_TIMEOUT_MS: '1' })).toEqual([
+      'SHUTDOWN_TIMEOUT_MS must be an integer from 1000 to 600000 (got "1")',
+      'WORKER_CONCURRENCY must be an integer from 1 to 100 (got "500")',
+      'DATABASE_URL must be set for the standalone worker (npm start runs a worker inside the API instead)',
+    ]);
+  });
+
+  it('reads the same variables as the API under the same names', () => {
+    const key = Buffer.alloc(32, 7);
+    const config = loadConfig({
+      DATABASE_URL,
+      DATA_DIR: '/var/lib/lk',
+      DATABASE_STATEMENT_TIMEOUT_MS: '1500',
+      SECRETS_KEY: key.toString('base64'),
+      WORKER_CONCURRENCY: '3',
+      WEBHOOK_RETRY_SCHEDULE: '1,2',
+      WEBHOOK_SWEEP_INTERVAL_MS: '500',
+      LOG_LEVEL: 'warn',
+    });
+    expect(config).toMatchObject({
+      process: { logLevel: 'warn' },
+      database: { url: DATABASE_URL, dataDir: '/var/lib/lk', statementTimeoutMs: 1500 },
+      secrets: { key, keyFile: '/var/lib/lk/secrets.key' },
+      jobs: { concurrency: 3 },
+      webhooks: { retryScheduleSeconds: [1, 2], sweepIntervalMs: 500 },
+    });
+  });
+
+  it('ignores what only the API reads', () => {
+    expect(() =>
+      loadConfig({
+        DATABASE_URL,
+        PORT: 'not-a-port',
+        ADMIN_API_TOKEN: 'short',
+        DATABASE_POOL_SIZE: '0',
+        IDEMPOTENCY_KEY_TTL: '-1',
+      }),
+    ).not.toThrow();
+  });
+
+  it('refuses bad worker and webhook variables, all at once', () => {
+    expect(
+      problemsOf({
+        DATABASE_URL,
+        WEBHOOK_TIMEOUT_MS: '10000',
+        WEBHOOK_LEASE_SECONDS: '10',
+        SECRETS_KEY: 'zz',
+      }),
+    ).toEqual([
+      expect.stringMatching(/^SECRETS_KEY must be base64/),
+      'WEBHOOK_LEASE_SECONDS must exceed WEBHOOK_TIMEOUT_MS by at least one second',
+    ]);
+  });
+});

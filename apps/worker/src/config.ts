@@ -1,0 +1,46 @@
+import { type DatabaseConfig, parseDatabaseConfig } from '@ledgerkey/database';
+import { type JobsConfig, parseJobsConfig } from '@ledgerkey/jobs';
+import { type Env, parseProcessConfig, type ProcessConfig, throwOnProblems } from '@ledgerkey/process';
+import { parseSecretsConfig, type SecretsOptions } from '@ledgerkey/secrets';
+import { parseWebhookConfig, type WebhookOptions } from '@ledgerkey/webhooks';
+
+/**
+ * The standalone worker's configuration: only the variables it uses, under the same names as the
+ * API's, so one set of variables serves a deployment. Parsed once at boot; every problem is
+ * reported at once, naming the variable.
+ */
+export interface WorkerConfig {
+  process: ProcessConfig;
+  /** `url` is set: the embedded database belongs to the API process, which runs its own worker. */
+  database: DatabaseConfig & { url: string };
+  /** The same key as the API's (SECRETS_KEY, or the shared DATA_DIR): deliveries open the secrets it sealed. */
+  secrets: SecretsOptions;
+  jobs: JobsConfig;
+  webhooks: WebhookOptions;
+}
+
+/** @throws ConfigError naming every bad variable, and DATABASE_URL when it is unset */
+export function loadConfig(env: Env): WorkerConfig {
+  const processConfig = parseProcessConfig(env);
+  const database = parseDatabaseConfig(env);
+  const secrets = parseSecretsConfig(env, database.options.dataDir);
+  const jobs = parseJobsConfig(env);
+  const webhooks = parseWebhookConfig(env);
+  const { url } = database.options;
+  const worker = {
+    problems:
+      url === undefined
+        ? [
+            'DATABASE_URL must be set for the standalone worker (npm start runs a worker inside the API instead)',
+          ]
+        : [],
+  };
+  throwOnProblems(processConfig, database, secrets, jobs, webhooks, worker);
+  return {
+    process: processConfig.options,
+    database: { ...database.options, url: url as string },
+    secrets: secrets.options,
+    jobs: jobs.options,
+    webhooks: webhooks.options,
+  };
+}

@@ -1,0 +1,69 @@
+import type { Logger } from '@nestjs/common';
+import type { MigrationInterface } from 'typeorm';
+import { createDataSource, runMigrations } from './data-source.factory';
+import type { DatabaseConfig } from './database-config';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded-postgres';
+
+export interface DatabaseHandle {
+  url: string;
+  /** The embedded server this process started (no DATABASE_URL); stopped last at shutdown. */
+  embedded: EmbeddedPostgresHandle | undefined;
+}
+
+/** What a process installs into the database at boot. */
+export interface DatabaseSchema {
+  migrations: Array<new () => MigrationInterface>;
+  /** Installed after the migrations, given the database URL: schemas of libraries (the job queue). */
+  afterMigrations?: ReadonlyArray<(url: string) => Promise<void>>;
+}
+
+/**
+ * Makes the database ready: DATABASE_URL if set, else the embedded server under DATA_DIR; then
+ * `installSchema`.
+ */
+export async function prepareDatabase(
+  config: Pick<DatabaseConfig, 'url' | 'dataDir'>,
+  schema: DatabaseSchema,
+  logger: SchemaLogger,
+): Promise<DatabaseHandle> {
+  let embedded: EmbeddedPostgresHandle | undefined;
+  let url = config.url;
+  if (url === undefined) {
+    logger.log(`DATABASE_URL not set: using embedded PostgreSQL under ${config.dataDir}/`);
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      database: 'ledgerkey',
+      log: (message) => logger.debug(message),
+    });
+    url = embedded.url;
+  }
+  await installSchema(url, schema, logger);
+  return { url, embedded };
+}
+
+type SchemaLogger = Pick<Logger, 'log' | 'debug'>;
+
+/**
+ * Applies pending migrations (under an advisory lock: several processes may boot at once), then
+ * each `afterMigrations` step in order.
+ */
+export async function installSchema(
+  url: string,
+  schema: DatabaseSchema,
+  logger: SchemaLogger,
+): Promise<void> {
+  const dataSource = createDataSource({
+    url,
+    poolSize: 2,
+    applicationName: 'ledgerkey-migrate',
+    migrations: schema.migrations,
+  });
+  await dataSource.initialize();
+  try {
+    const applied = await runMigrations(dataSource);
+    if (applied.length > 0) logger.log(`applied migrations: ${applied.join(', ')}`);
+  } finally {
+    await dataSource.destroy();
+  }
+  for (const step of schema.afterMigrations ?? []) await step(url);
+}
