@@ -175,13 +175,14 @@ export class SandboxPaymentProvider implements PaymentProvider {
       headers['content-type'] = 'application/json';
       headers['idempotency-key'] = send.idempotencyKey;
     }
+    const signal = AbortSignal.timeout(timeoutMs);
     try {
       const response = await this.fetch(`${this.baseUrl}${path}`, {
         method,
         headers,
         body: send ? JSON.stringify(send.body) : undefined,
         redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
+        signal,
       });
       // The timeout covers the body too: a charge answered with headers but no body is not known.
       const text = await response.text();
@@ -193,8 +194,7 @@ export class SandboxPaymentProvider implements PaymentProvider {
       }
       return { kind: 'answer', status: response.status, body };
     } catch (error) {
-      const name = error instanceof Error ? error.name : '';
-      if (name === 'TimeoutError' || name === 'AbortError') {
+      if (signal.aborted) {
         return { kind: 'unknown', reason: 'timeout', detail: `no complete answer within ${timeoutMs} ms` };
       }
       return { kind: 'unknown', reason: 'no_answer', detail: describe(error) };
