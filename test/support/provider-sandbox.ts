@@ -10,7 +10,7 @@ import {
 import { BUILD_LOCK, holdSharedLock } from './api-process';
 
 /** How long pm_card_timeout (and the timeout fault) holds a request in tests. */
-export const TEST_TIMEOUT_HOLD_MS = 1500;
+export const TEST_TIMEOUT_HOLD_MS = 2500;
 
 const started = new Set<RunningProviderSandbox>();
 const dataDirs = new Set<string>();

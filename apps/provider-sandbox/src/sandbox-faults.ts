@@ -13,21 +13,25 @@ export interface InjectedFaults {
 }
 
 /**
- * The current fault mix and its random draws. Requests and webhooks draw from two generators
- * seeded from the one seed (`seed` and `seed + 1`), so with sequential requests a seeded run
- * injects the same faults whatever the webhook timing.
+ * The current fault mix and its random draws, from three generators seeded from the one seed:
+ * request faults (`seed`), decisions made when an event is created (`seed + 1`: duplicate, first
+ * delay) and delivery draws (`seed + 2`: which due event next, retry jitter). The first two are
+ * drawn in commit order, so with requests sent one after another a seeded run injects the same
+ * faults and duplicates whatever the timing of deliveries.
  */
 export class Faults {
   readonly injected: InjectedFaults = { error: 0, timeout: 0, lostResponse: 0, duplicateWebhook: 0 };
   private requestRandom: Random;
-  private webhookRandom: Random;
+  private eventRandom: Random;
+  private deliveryRandom: Random;
 
   constructor(
     private current: FaultMix,
     private currentSeed: number,
   ) {
     this.requestRandom = seededRandom(currentSeed);
-    this.webhookRandom = seededRandom(currentSeed + 1);
+    this.eventRandom = seededRandom(currentSeed + 1);
+    this.deliveryRandom = seededRandom(currentSeed + 2);
   }
 
   get mix(): FaultMix {
@@ -44,7 +48,8 @@ export class Faults {
     if (seed !== undefined) {
       this.currentSeed = seed;
       this.requestRandom = seededRandom(seed);
-      this.webhookRandom = seededRandom(seed + 1);
+      this.eventRandom = seededRandom(seed + 1);
+      this.deliveryRandom = seededRandom(seed + 2);
     }
   }
 
@@ -67,7 +72,7 @@ export class Faults {
 
   /** 2 when a new event is to be delivered twice (duplicate_webhook), else 1. */
   eventCopies(): number {
-    if (this.current.duplicateWebhook > 0 && this.webhookRandom() < this.current.duplicateWebhook) {
+    if (this.current.duplicateWebhook > 0 && this.eventRandom() < this.current.duplicateWebhook) {
       this.injected.duplicateWebhook += 1;
       return 2;
     }
@@ -78,17 +83,17 @@ export class Faults {
   firstAttemptDelayMs(): number {
     const { reorderWebhooks, webhookDelayMs } = this.current;
     if (!reorderWebhooks) return webhookDelayMs;
-    return Math.floor(this.webhookRandom() * (webhookDelayMs || DEFAULT_REORDER_DELAY_MS));
+    return Math.floor(this.eventRandom() * (webhookDelayMs || DEFAULT_REORDER_DELAY_MS));
   }
 
   /** The next event to attempt among those due (sorted oldest first): the oldest, or any when reordering. */
   pick<Item>(due: readonly Item[]): Item {
     if (!this.current.reorderWebhooks) return due[0];
-    return due[Math.floor(this.webhookRandom() * due.length)];
+    return due[Math.floor(this.deliveryRandom() * due.length)];
   }
 
   /** A factor from 0.8 to 1.2 for retry delays. */
   jitter(): number {
-    return 0.8 + this.webhookRandom() * 0.4;
+    return 0.8 + this.deliveryRandom() * 0.4;
   }
 }
