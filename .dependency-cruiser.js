@@ -93,6 +93,14 @@ module.exports = {
       to: { path: '^(apps|libs|migrations|test)/', pathNot: '^libs/sdk/' },
     },
     {
+      name: 'provider-sandbox-standalone',
+      comment:
+        "The provider sandbox stands in for another company's system: of ours it uses only libs/process (environment, bounded stop), never ledgerkey's database, domain or payments code.",
+      severity: 'error',
+      from: { path: '^apps/provider-sandbox/' },
+      to: { path: '^libs/', pathNot: '^libs/process/' },
+    },
+    {
       name: 'no-test-code-in-production',
       comment: 'Production code never imports tests or their support.',
       severity: 'error',

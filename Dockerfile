@@ -6,13 +6,14 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY . .
-RUN npx nest build api && npx nest build worker && npm prune --omit=dev --ignore-scripts
+RUN npx nest build api && npx nest build worker && npx nest build provider-sandbox && npm prune --omit=dev --ignore-scripts
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/var/lib/ledgerkey
 # DATA_DIR holds the generated secrets.key when SECRETS_KEY is unset (and the embedded database
-# without DATABASE_URL): writable by the runtime user; mount a volume there to keep it.
-RUN mkdir -p /var/lib/ledgerkey && chown node:node /var/lib/ledgerkey
+# without DATABASE_URL): writable by the runtime user; mount a volume there to keep it. The same for
+# the provider sandbox's state (docker-compose's provider-sandbox service).
+RUN mkdir -p /var/lib/ledgerkey /var/lib/provider-sandbox && chown node:node /var/lib/ledgerkey /var/lib/provider-sandbox
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

@@ -29,6 +29,8 @@ const FIXTURE: Record<string, string> = {
     'export const all = [jobs, inner, b, a, gone];',
   ].join('\n'),
   'apps/worker/src/job-runner.ts': 'export const jobs = 1;',
+  // provider-sandbox-standalone
+  'apps/provider-sandbox/src/main.ts': "import { a } from '@ledgerkey/a';\nexport const sandbox = a;",
   'libs/a/src/index.ts': "export { inner } from './inner';\nexport const a = 1;",
   // no-circular (a → b → a), no-test-code-in-production
   'libs/a/src/inner.ts': [
