@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { Response } from 'supertest';
 import { anInvoice, newKey } from '../support/invoice.builder';
@@ -262,6 +263,31 @@ describe('idempotency of POST /v1/sales/invoices/create', () => {
           balanced: true,
         },
       ]);
+    });
+
+    it('remembers the exact bytes (SHA-256): the same bytes replay; under another company they execute there', async () => {
+      const company = await t.newCompany();
+      const other = await t.newCompany();
+      const key = newKey();
+      const bytes = JSON.stringify(anInvoice().withLine().build());
+      const first = await post(t, company, key, bytes);
+      expect(first.status).toBe(201);
+      const { rows } = await db.query<{ request_digest: Buffer }>(
+        `SELECT request_digest FROM idempotency_records WHERE company_id = $1 AND idempotency_key = $2`,
+        [company.companyId, key],
+      );
+      expect(rows[0].request_digest.toString('hex')).toBe(createHash('sha256').update(bytes).digest('hex'));
+
+      const replay = await post(t, company, key, bytes);
+      const elsewhere = await post(t, other, key, bytes);
+
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.text).toBe(first.text);
+      expect(elsewhere.status).toBe(201);
+      expect(elsewhere.headers['idempotent-replayed']).toBeUndefined();
+      expect(elsewhere.body.id).not.toBe(first.body.id);
+      expect(await booksOf(company)).toMatchObject({ invoices: 1 });
+      expect(await booksOf(other)).toMatchObject({ invoices: 1 });
     });
 
     const base = anInvoice().withOrderId('order-1041').withLine().build();

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IdempotentCall, IdempotentOperation } from '@ledgerkey/idempotency';
 
 /**
@@ -19,6 +19,14 @@ export class IdempotentCallBuilder<TResult> {
 
   withPayload(payload: unknown): IdempotentCallBuilder<TResult> {
     return new IdempotentCallBuilder({ ...this.call, payload });
+  }
+
+  /** The request's exact bytes, as the HTTP adapter digests them. */
+  withRequestBytes(bytes: string): IdempotentCallBuilder<TResult> {
+    return new IdempotentCallBuilder({
+      ...this.call,
+      requestDigest: createHash('sha256').update(bytes).digest(),
+    });
   }
 
   withOperation(operation: Partial<IdempotentOperation<TResult>>): IdempotentCallBuilder<TResult> {

@@ -52,7 +52,15 @@ function isStorable(text: string): boolean {
  * would flatten them all into a generic 400).
  */
 export function jsonBody(limitBytes: number): RequestHandler {
-  const parse = express.json({ limit: limitBytes, reviver: rejectUnstorableText });
+  const parse = express.json({
+    limit: limitBytes,
+    reviver: rejectUnstorableText,
+    // The exact bytes stay on the request (`rawBody`, Nest's name for it): the idempotency layer
+    // answers a byte-identical retry from its digest without validating the body again.
+    verify: (request, _response, bytes) => {
+      (request as { rawBody?: Buffer }).rawBody = bytes;
+    },
+  });
   return (request, response, next) => {
     const hasBody =
       request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length']) > 0;

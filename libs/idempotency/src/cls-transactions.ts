@@ -1,6 +1,7 @@
 import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import type { DataSource } from 'typeorm';
 import type { TransactionRunner } from './idempotency-ports';
-import type { TransactionalSql } from './idempotency-record.repository';
+import type { AutocommitSql, TransactionalSql } from './idempotency-record.repository';
 
 type ClsTransactionHost = TransactionHost<TypeOrmTransactionalAdapter>;
 
@@ -29,4 +30,9 @@ export function clsTransactionalSql(txHost: ClsTransactionHost): TransactionalSq
       return txHost.tx.query<TRow[]>(text, values);
     },
   };
+}
+
+/** Statements that need no transaction (one indexed read), on the pool: never inside the caller's. */
+export function autocommitSql(dataSource: DataSource): AutocommitSql {
+  return { query: <TRow>(text: string, values: unknown[]) => dataSource.query<TRow[]>(text, values) };
 }

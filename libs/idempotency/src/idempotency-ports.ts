@@ -46,6 +46,12 @@ export type KeyClaim =
  */
 export interface IdempotencyRecordStore {
   /**
+   * The key's finished, unexpired record, read on its own — no transaction, no lock: a finished
+   * record never changes until it expires, so one indexed read may answer a retry.
+   */
+  findFinished(ref: IdempotencyKeyRef, now: Date): Promise<FinishedRecord | null>;
+
+  /**
    * The key's record, locking the key only when needed: a finished record needs no lock.
    * Takes the lock without waiting (a busy key answers at once); the lock is released by
    * COMMIT or ROLLBACK, also when a crashed process's connection drops.
@@ -59,7 +65,7 @@ export interface IdempotencyRecordStore {
    */
   insertFinished(
     ref: IdempotencyKeyRef,
-    outcome: FinishedOutcome & { fingerprint: Buffer },
+    outcome: FinishedOutcome & { fingerprint: Buffer; requestDigest: Buffer | null },
     now: Date,
   ): Promise<void>;
 

@@ -3,7 +3,8 @@ import { startHandlerContext, type HandlerContext } from '../../../test/support/
 import { anIdempotentCall, type IdempotentCallBuilder } from '../../../test/support/idempotent-call.builder';
 import { TEST_SEALER } from '../../../test/support/test-sealer';
 import { TestClock } from '../../../test/support/test-clock';
-import { clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
+import { DataSource } from 'typeorm';
+import { autocommitSql, clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from './idempotency.errors';
 import type { IdempotencyOutcome } from './idempotency.observer';
 import type { OutcomeClassifier, TransactionRunner } from './idempotency-ports';
@@ -70,7 +71,10 @@ beforeAll(async () => {
   protocol = new IdempotencyProtocol({
     ttlSeconds: TTL_SECONDS,
     transactions: staged,
-    records: new IdempotencyRecordRepository(clsTransactionalSql(ctx.txHost)),
+    records: new IdempotencyRecordRepository(
+      clsTransactionalSql(ctx.txHost),
+      autocommitSql(ctx.app.get(DataSource)),
+    ),
     classifier,
     clock,
     sealer: TEST_SEALER,
@@ -188,6 +192,68 @@ describe('first use', () => {
     });
     expect(await effectsOf(call)).toBe(1);
     expect(outcomes).toEqual(['executed']);
+  });
+});
+
+describe('a retry with the same bytes (findReplay)', () => {
+  const BYTES = '{"amount":100,"currency":"EUR"}';
+
+  function knownRequestOf<T>(call: IdempotentCallBuilder<T>) {
+    const { operation, tenantId, key, requestDigest } = call.build();
+    return { operation, tenantId, key, requestDigest: requestDigest! };
+  }
+
+  it('is answered from the stored record by one read: same answer as a replay, nothing runs', async () => {
+    const call = writingEffect(anIdempotentCall().withRequestBytes(BYTES));
+    const first = await protocol.execute(call.build());
+    clock.advance(60);
+
+    const replay = await whileLockHeld(call, () => protocol.findReplay(knownRequestOf(call)));
+
+    expect(replay).toEqual({
+      outcome: 'replayed',
+      status: first.status,
+      headers: { ...first.headers, 'Idempotent-Replayed': 'true' },
+      body: first.body,
+    });
+    expect(await effectsOf(call)).toBe(1);
+    expect(outcomes).toEqual(['executed', 'replayed']);
+  });
+
+  it('other bytes (even the same JSON spelled differently) are left to execute(): null', async () => {
+    const call = writingEffect(anIdempotentCall().withRequestBytes(BYTES));
+    await protocol.execute(call.build());
+
+    expect(await protocol.findReplay(knownRequestOf(call.withRequestBytes(` ${BYTES}`)))).toBeNull();
+    // … where the normalized payload decides: the same payload replays.
+    const replay = await protocol.execute(mustNotRun(call.withRequestBytes(` ${BYTES}`)));
+    expect(replay.outcome).toBe('replayed');
+  });
+
+  it('finds nothing for a new key, an expired one, or a record stored without bytes (the CLI)', async () => {
+    const fresh = anIdempotentCall().withRequestBytes(BYTES);
+    expect(await protocol.findReplay(knownRequestOf(fresh))).toBeNull();
+
+    const expiring = writingEffect(anIdempotentCall().withRequestBytes(BYTES));
+    await protocol.execute(expiring.build());
+    clock.advance(TTL_SECONDS);
+    expect(await protocol.findReplay(knownRequestOf(expiring))).toBeNull();
+
+    const withoutBytes = writingEffect(anIdempotentCall());
+    await protocol.execute(withoutBytes.build());
+    expect(await protocol.findReplay(knownRequestOf(withoutBytes.withRequestBytes(BYTES)))).toBeNull();
+    expect(outcomes).toEqual(['executed', 'executed']);
+  });
+
+  it('replays a stored business rejection too', async () => {
+    const call = anIdempotentCall().withRequestBytes(BYTES);
+    const rejecting = call.executing(() => Promise.reject(new RejectedForTest()));
+    const first = await protocol.execute(rejecting.build());
+
+    const replay = await protocol.findReplay(knownRequestOf(call));
+
+    expect(first.outcome).toBe('business_rejection');
+    expect(replay).toMatchObject({ outcome: 'replayed', status: first.status, body: first.body });
   });
 });
 

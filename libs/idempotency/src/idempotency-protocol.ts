@@ -44,8 +44,19 @@ export interface IdempotentCall<TResult> {
   key: string;
   /** The normalized request; its fingerprint decides replay versus mismatch. */
   payload: unknown;
+  /** SHA-256 of the request's exact bytes, when the caller has them (see `findReplay`). */
+  requestDigest?: Buffer;
   /** Runs the operation; called inside the key's transaction, at most once per call. */
   execute: () => Promise<TResult>;
+}
+
+/** A keyed request known by its exact bytes, before validation. */
+export interface KnownRequest {
+  operation: Pick<IdempotentOperation, 'operation'>;
+  tenantId: string;
+  key: string;
+  /** SHA-256 of the request's exact bytes. */
+  requestDigest: Buffer;
 }
 
 /** What to send back: status, headers and the exact body. */
@@ -58,6 +69,13 @@ export interface IdempotentAnswer extends RecordedResponse {
  * protocol for `UnkeyedExecutor`.
  */
 export abstract class IdempotentExecutor {
+  /**
+   * The stored answer when the key finished with a request of exactly these bytes: one indexed
+   * read, before the body is validated or normalized (identical bytes validate and normalize
+   * identically). Null otherwise — then `execute` decides (replay, mismatch, busy, or run).
+   */
+  abstract findReplay(request: KnownRequest): Promise<IdempotentAnswer | null>;
+
   /**
    * @throws IdempotencyKeyReusedError when the key was used with another payload
    * @throws IdempotencyKeyInUseError when another request holds the key
@@ -105,19 +123,24 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     this.observer = options.observer ?? NO_OP_IDEMPOTENCY_OBSERVER;
   }
 
+  async findReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
+    const ref = refOf(request);
+    const record = await this.options.records.findFinished(ref, this.clock.now());
+    if (record?.requestDigest?.equals(request.requestDigest) !== true) return null;
+    this.observer.observe(ref.operation, 'replayed');
+    return this.replay(record);
+  }
+
   async execute<TResult>(call: IdempotentCall<TResult>): Promise<IdempotentAnswer> {
-    const ref: IdempotencyKeyRef = {
-      tenantId: call.tenantId,
-      operation: call.operation.operation,
-      key: call.key,
-    };
+    const ref = refOf(call);
     const fingerprint = fingerprintOf(call.payload);
+    const requestDigest = call.requestDigest ?? null;
     const sensitive = call.operation.sensitiveResponse === true;
     let answer: IdempotentAnswer;
     try {
       answer = await this.options.transactions
         .run(() =>
-          this.settle(ref, fingerprint, sensitive, async () => ({
+          this.settle(ref, fingerprint, requestDigest, sensitive, async () => ({
             state: 'completed',
             response: await this.run(call),
             outcome: 'executed',
@@ -127,7 +150,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
           if (!(error instanceof BusinessRejection)) throw error;
           // The whole transaction rolled back: the rejection is stored in a second one.
           return this.options.transactions.run(() =>
-            this.settle(ref, fingerprint, sensitive, () =>
+            this.settle(ref, fingerprint, requestDigest, sensitive, () =>
               Promise.resolve({
                 state: 'failed_final',
                 response: error.response,
@@ -151,6 +174,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
   private async settle(
     ref: IdempotencyKeyRef,
     fingerprint: Buffer,
+    requestDigest: Buffer | null,
     sensitive: boolean,
     produce: () => Promise<Produced>,
   ): Promise<IdempotentAnswer> {
@@ -179,7 +203,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
             : { ...response, sealed: false },
           expiresAt: new Date(finishedAt.getTime() + this.options.ttlSeconds * 1000),
         };
-        await this.options.records.insertFinished(ref, { ...stored, fingerprint }, finishedAt);
+        await this.options.records.insertFinished(ref, { ...stored, fingerprint, requestDigest }, finishedAt);
         return answerOf(response, stored.expiresAt, outcome);
       }
     }
@@ -217,6 +241,10 @@ export class UnkeyedExecutor extends IdempotentExecutor {
     super();
   }
 
+  findReplay(): Promise<IdempotentAnswer | null> {
+    return Promise.resolve(null);
+  }
+
   async execute<TResult>(call: IdempotentCall<TResult>): Promise<IdempotentAnswer> {
     const result = await this.transactions.run(call.execute);
     return { ...successResponse(call.operation, result), outcome: 'executed' };
@@ -247,6 +275,10 @@ function successResponse<TResult>(
   const headers: Record<string, string> = { 'Content-Type': JSON_CONTENT_TYPE };
   if (operation.location) headers.Location = operation.location(result);
   return { status: operation.status, headers, body: JSON.stringify(result) };
+}
+
+function refOf(request: Omit<KnownRequest, 'requestDigest'>): IdempotencyKeyRef {
+  return { tenantId: request.tenantId, operation: request.operation.operation, key: request.key };
 }
 
 /** The recorded answer plus what the client needs to know about its key. */

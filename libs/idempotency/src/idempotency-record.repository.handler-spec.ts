@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { startHandlerContext, type HandlerContext } from '../../../test/support/handler-context';
 import { TestClock } from '../../../test/support/test-clock';
-import { clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
+import { DataSource } from 'typeorm';
+import { autocommitSql, clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
 import { fingerprintOf } from './fingerprint';
 import { IdempotencyKeyInUseError, IdempotencyLeaseLostError } from './idempotency.errors';
 import type { FinishedOutcome, KeyClaim, TransactionRunner } from './idempotency-ports';
@@ -25,7 +26,10 @@ let clock: TestClock;
 
 beforeAll(async () => {
   ctx = await startHandlerContext();
-  records = new IdempotencyRecordRepository(clsTransactionalSql(ctx.txHost));
+  records = new IdempotencyRecordRepository(
+    clsTransactionalSql(ctx.txHost),
+    autocommitSql(ctx.app.get(DataSource)),
+  );
   transactions = clsTransactionRunner(ctx.txHost);
 });
 
@@ -284,7 +288,7 @@ describe('finished records', () => {
     await inTransaction(() =>
       records.insertFinished(
         ref,
-        { ...outcome(201), expiresAt: secondsFromNow(1), fingerprint: FINGERPRINT },
+        { ...outcome(201), expiresAt: secondsFromNow(1), fingerprint: FINGERPRINT, requestDigest: null },
         clock.now(),
       ),
     );
@@ -301,8 +305,16 @@ describe('finished records', () => {
     const ref = aKey();
     await expect(
       inTransaction(async () => {
-        await records.insertFinished(ref, { ...outcome(201), fingerprint: FINGERPRINT }, clock.now());
-        await records.insertFinished(ref, { ...outcome(201), fingerprint: FINGERPRINT }, clock.now());
+        await records.insertFinished(
+          ref,
+          { ...outcome(201), fingerprint: FINGERPRINT, requestDigest: null },
+          clock.now(),
+        );
+        await records.insertFinished(
+          ref,
+          { ...outcome(201), fingerprint: FINGERPRINT, requestDigest: null },
+          clock.now(),
+        );
       }),
     ).rejects.toBeInstanceOf(IdempotencyKeyInUseError);
     expect(await rowOf(ref)).toBeUndefined();

@@ -2,6 +2,7 @@ import { isUniqueViolation } from '@ledgerkey/database';
 import { IdempotencyKeyInUseError, IdempotencyLeaseLostError } from './idempotency.errors';
 import type { FinishedOutcome, IdempotencyRecordStore, KeyClaim } from './idempotency-ports';
 import type {
+  FinishedRecord,
   IdempotencyKeyRef,
   IdempotencyRecord,
   IdempotencyRecordState,
@@ -19,9 +20,15 @@ export interface TransactionalSql {
   query<TRow>(text: string, values: unknown[]): Promise<TRow[]>;
 }
 
+/** Runs one statement on its own connection turn, outside any transaction (autocommit). */
+export interface AutocommitSql {
+  query<TRow>(text: string, values: unknown[]): Promise<TRow[]>;
+}
+
 interface RecordRow {
   state: IdempotencyRecordState | null;
   fingerprint: Buffer;
+  request_digest?: Buffer | null;
   response_status: number | null;
   response_headers: Record<string, string> | null;
   response_body: string | null;
@@ -41,7 +48,24 @@ const KEY_MATCH = 'company_id = $1 AND operation = $2 AND idempotency_key = $3';
 
 /** The `IdempotencyRecordStore` on PostgreSQL (`idempotency_records`). */
 export class IdempotencyRecordRepository implements IdempotencyRecordStore {
-  constructor(private readonly sql: TransactionalSql) {}
+  constructor(
+    private readonly sql: TransactionalSql,
+    /** For `findFinished`, which needs no transaction. */
+    private readonly reads: AutocommitSql,
+  ) {}
+
+  async findFinished(ref: IdempotencyKeyRef, now: Date): Promise<FinishedRecord | null> {
+    // The primary key lookup, in autocommit: no BEGIN/COMMIT round trips and no lock. A record
+    // that is still unfinished, or none, sends the caller down the claiming path.
+    const [row] = await this.reads.query<RecordRow>(
+      `SELECT state, fingerprint, request_digest, response_status, response_headers, response_body,
+              response_sealed, expires_at, lease_expires_at, recovery_point, attempt
+         FROM idempotency_records
+        WHERE ${KEY_MATCH} AND state IN ('completed', 'failed_final') AND expires_at > $4`,
+      [...keyOf(ref), now],
+    );
+    return row ? (recordOf(row) as FinishedRecord) : null;
+  }
 
   async claim(ref: IdempotencyKeyRef, now: Date): Promise<KeyClaim> {
     // One round trip: a lock-free read first (a finished record needs no lock), then, only when
@@ -57,15 +81,15 @@ export class IdempotencyRecordRepository implements IdempotencyRecordStore {
 
   async insertFinished(
     ref: IdempotencyKeyRef,
-    outcome: FinishedOutcome & { fingerprint: Buffer },
+    outcome: FinishedOutcome & { fingerprint: Buffer; requestDigest: Buffer | null },
     now: Date,
   ): Promise<void> {
     await this.insert(
       `INSERT INTO idempotency_records
          (company_id, operation, idempotency_key, fingerprint, state, response_status, response_headers,
-          response_body, response_sealed, expires_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-      [...keyOf(ref), outcome.fingerprint, ...outcomeColumns(outcome), now],
+          response_body, response_sealed, expires_at, created_at, updated_at, request_digest)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)`,
+      [...keyOf(ref), outcome.fingerprint, ...outcomeColumns(outcome), now, outcome.requestDigest],
     );
   }
 
@@ -211,6 +235,7 @@ function recordOf(row: RecordRow): IdempotencyRecord | null {
     expiresAt: row.expires_at,
     attempt: row.attempt,
     recoveryPoint: row.recovery_point,
+    requestDigest: row.request_digest ?? null,
   };
   switch (row.state) {
     case null:

@@ -54,6 +54,11 @@ interface RecordBase {
   attempt: number;
   /** How far an operation with external effects got (set by the operation, e.g. `charge_requested`). */
   recoveryPoint: string | null;
+  /**
+   * SHA-256 of the exact request bytes that wrote the record, when the caller had them (HTTP):
+   * a retry with the same bytes replays without being validated and normalized again.
+   */
+  requestDigest?: Buffer | null;
 }
 
 /** The operation finished and its answer is stored. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type CallHandler,
   type ExecutionContext,
@@ -29,6 +30,8 @@ import {
 import { sendRecordedResponse } from './recorded-response.writer';
 
 type IdempotentHttpRequest = Request & {
+  /** The body's exact bytes, kept by the application's JSON parser (Nest's `rawBody`). */
+  rawBody?: Buffer;
   [VALIDATED_BODY]?: object;
   [IDEMPOTENT_REQUEST]?: IdempotentRequest;
 };
@@ -66,14 +69,24 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ): Promise<void> {
     const key = this.keyOf(route, request);
     request[IDEMPOTENT_REQUEST] = { operation: route.operation, key };
+    const scope = route.scope === 'operator' ? OPERATOR_SCOPE : this.options.resolveScope(request);
+    const requestDigest = digestOf(request.rawBody);
+    // A retry of a finished key with the same bytes: one read answers it, before validation.
+    const known = requestDigest
+      ? await this.executor.findReplay({ operation: route, tenantId: scope.tenantId, key, requestDigest })
+      : null;
+    if (known) {
+      sendRecordedResponse(response, known);
+      return;
+    }
     const body = await this.options.validateBody(request.body, route.body);
     request[VALIDATED_BODY] = body;
-    const scope = route.scope === 'operator' ? OPERATOR_SCOPE : this.options.resolveScope(request);
     const answer = await this.executor.execute({
       operation: route,
       tenantId: scope.tenantId,
       key,
       payload: isFingerprintSource(body) ? body.fingerprintPayload(scope.context) : body,
+      requestDigest,
       execute: () => lastValueFrom(next.handle()),
     });
     sendRecordedResponse(response, answer);
@@ -88,6 +101,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw error;
     }
   }
+}
+
+/** SHA-256 of the request bytes; undefined when the parser kept none (no body). */
+function digestOf(rawBody: Buffer | undefined): Buffer | undefined {
+  return rawBody === undefined ? undefined : createHash('sha256').update(rawBody).digest();
 }
 
 function isFingerprintSource(value: object): value is FingerprintSource {

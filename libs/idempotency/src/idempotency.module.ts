@@ -1,6 +1,7 @@
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
-import { clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
+import { DataSource } from 'typeorm';
+import { autocommitSql, clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 import {
   IDEMPOTENCY_OBSERVER,
@@ -37,18 +38,19 @@ export class IdempotencyModule {
     };
     const executorProvider: Provider = {
       provide: IdempotentExecutor,
-      inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, TransactionHost],
+      inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, TransactionHost, DataSource],
       useFactory: (
         resolved: IdempotencyModuleOptions,
         observer: IdempotencyObserver,
         txHost: ClsTransactionHost,
+        dataSource: DataSource,
       ): IdempotentExecutor => {
         const transactions = clsTransactionRunner(txHost);
         if (resolved.benchmarkBypass === true) return new UnkeyedExecutor(transactions);
         return new IdempotencyProtocol({
           ttlSeconds: resolved.ttlSeconds,
           transactions,
-          records: new IdempotencyRecordRepository(clsTransactionalSql(txHost)),
+          records: new IdempotencyRecordRepository(clsTransactionalSql(txHost), autocommitSql(dataSource)),
           classifier: resolved.classifier,
           clock: resolved.clock,
           sealer: resolved.sealer,
