@@ -10,6 +10,7 @@ export function paymentEnv(sandbox: Pick<RunningProviderSandbox, 'url' | 'apiKey
     PAYMENT_PROVIDER_TIMEOUT_MS: '1000',
     PAYMENT_LEASE_SECONDS: '3',
     PAYMENT_RECOVERY_INTERVAL_MS: '200',
+    PAYMENT_RECOVERY_MAX_ATTEMPTS: '10',
   };
 }
 
