@@ -42,6 +42,9 @@ describe('payments: SIGKILL around the provider call', () => {
   beforeAll(async () => {
     database = await createIsolatedDatabase('payments');
     db = new Pool({ connectionString: database.url, max: 4 });
+    // pool.end() resolves before its clients' sockets have closed; the drop in afterAll may then
+    // terminate one (57P01), which the pool re-emits as 'error' on itself.
+    db.on('error', () => undefined);
     sandbox = await startTestSandbox();
     provider = new SandboxHttp(sandbox);
   }, HOOK_TIMEOUT_MS);

@@ -465,6 +465,41 @@ describe('payments', () => {
     });
   });
 
+  describe('the schema', () => {
+    it('keeps a payment immutable but for its one outcome: processing → succeeded | failed; no deletes', async () => {
+      const company = await api.newCompany();
+      const invoice = await anIssuedInvoice(company);
+      const paid = await pay(
+        company,
+        { invoiceId: invoice.id, amount: 100, paymentMethod: 'pm_card_visa' },
+        newKey(),
+      );
+      const open = await pay(
+        company,
+        { invoiceId: invoice.id, amount: 100, paymentMethod: 'pm_card_error' },
+        newKey(),
+      );
+      const where = `company_id = '${company.companyId}' AND id = `;
+
+      for (const statement of [
+        `UPDATE payments SET amount = 1 WHERE ${where}'${paid.body.id}'`,
+        `UPDATE payments SET status = 'processing' WHERE ${where}'${paid.body.id}'`,
+        `UPDATE payments SET status = 'failed', failure_code = 'x' WHERE ${where}'${paid.body.id}'`,
+        `UPDATE payments SET provider_reference = 'other' WHERE ${where}'${open.body.id}'`,
+        `DELETE FROM payments WHERE ${where}'${open.body.id}'`,
+      ]) {
+        await expect(db.query(statement)).rejects.toThrow(/immutable|cannot be deleted/);
+      }
+      // The CHECKs: a success names its charge, a failure its code.
+      await expect(
+        db.query(`UPDATE payments SET status = 'succeeded' WHERE ${where}'${open.body.id}'`),
+      ).rejects.toThrow(/ck_payments_succeeded_charge/);
+      await expect(
+        db.query(`UPDATE payments SET status = 'failed' WHERE ${where}'${open.body.id}'`),
+      ).rejects.toThrow(/ck_payments_failure_code/);
+    });
+  });
+
   describe('reads and metrics', () => {
     it('lists payments per company and per invoice; another company sees none of them', async () => {
       const company = await api.newCompany();

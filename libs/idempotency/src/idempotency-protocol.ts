@@ -252,7 +252,14 @@ export class IdempotencyProtocol extends IdempotentExecutor {
       this.observeRefusal(ref.operation, error);
       throw error;
     }
-    const answer = isAnswer(started) ? started : await this.proceed(ref, call.operation, effect, started);
+    let answer: IdempotentAnswer;
+    try {
+      answer = isAnswer(started) ? started : await this.proceed(ref, call.operation, effect, started);
+    } catch (error) {
+      // A take-over overtook this attempt: 409, as for any request that finds the key held.
+      this.observeRefusal(ref.operation, error);
+      throw error;
+    }
     this.observer.observe(ref.operation, answer.outcome);
     return answer;
   }
