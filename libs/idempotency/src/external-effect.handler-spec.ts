@@ -356,6 +356,7 @@ describe('a running attempt', () => {
       attempt: 2,
       response_body: resumed.body,
     });
+    expect(outcomes).toEqual(['resumed', 'in_flight']);
   });
 
   it('a taken-over attempt whose outcome is unknown releases nothing of the new owner', async () => {
