@@ -37,6 +37,7 @@ export default tseslint.config(
     // The idempotency protocol is framework-free; Nest, Express and SQL live in its adapters.
     files: [
       'libs/idempotency/src/idempotency-protocol.ts',
+      'libs/idempotency/src/external-effect.ts',
       'libs/idempotency/src/idempotency-state-machine.ts',
       'libs/idempotency/src/idempotency-record.ts',
       'libs/idempotency/src/idempotency-ports.ts',

@@ -11,6 +11,7 @@ import { IdempotencyStates1765300000000 } from './1765300000000-idempotency-stat
 import { SealedSecrets1765400000000 } from './1765400000000-sealed-secrets';
 import { TenantKeys1765500000000 } from './1765500000000-tenant-keys';
 import { RequestDigest1765700000000 } from './1765700000000-request-digest';
+import { Payments1765800000000 } from './1765800000000-payments';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -26,4 +27,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   SealedSecrets1765400000000,
   TenantKeys1765500000000,
   RequestDigest1765700000000,
+  Payments1765800000000,
 ];

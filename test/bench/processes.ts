@@ -67,6 +67,9 @@ export function startApi(
       SEED_DEMO_COMPANY: 'false',
       LOG_LEVEL: options.logLevel,
       DATABASE_POOL_SIZE: String(options.poolSize),
+      // The benchmark makes no payments: no provider sandbox per API process (zero setup would start one).
+      PAYMENT_PROVIDER_URL: 'http://127.0.0.1:9',
+      PAYMENT_PROVIDER_API_KEY: 'sk_unused_in_the_benchmark_0',
       ...env,
     },
     logDir,

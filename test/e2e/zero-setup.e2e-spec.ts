@@ -188,6 +188,9 @@ describe('zero setup: the built server without DATABASE_URL', () => {
       'LOG_LEVEL',
       'SECRETS_KEY',
       'SECRETS_KEY_PREVIOUS',
+      'PAYMENT_PROVIDER_URL',
+      'PAYMENT_PROVIDER_API_KEY',
+      'PAYMENT_PROVIDER_WEBHOOK_SECRET',
     ]) {
       delete env[name];
     }
@@ -272,6 +275,24 @@ describe('zero setup: the built server without DATABASE_URL', () => {
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({ number: 'INV-000001', currency: 'EUR', grossTotal: 12100 });
     invoice = { id: response.body.id as string, text: response.text };
+  });
+
+  it('pays the invoice through the provider sandbox it started under DATA_DIR (no PAYMENT_PROVIDER_URL)', async () => {
+    expect(first.output).toMatch(/Payments: {5}provider sandbox at http:\/\/127\.0\.0\.1:\d+ /);
+    expect(existsSync(join(dataDir, 'provider-sandbox', 'state.jsonl'))).toBe(true);
+    const response = await request(baseUrl)
+      .post('/v1/payments/create')
+      .set('Authorization', `Bearer ${demoKey}`)
+      .set('Idempotency-Key', newKey('zero-setup-payment'))
+      .send({ invoiceId: invoice.id, paymentMethod: 'pm_card_visa' });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ status: 'succeeded', amount: 12100, provider: 'sandbox' });
+    const paid = await request(baseUrl)
+      .get(`/v1/sales/invoices/${invoice.id}`)
+      .set('Authorization', `Bearer ${demoKey}`);
+    expect(paid.body).toMatchObject({ paidTotal: 12100 });
+    invoice = { id: invoice.id, text: paid.text };
   });
 
   it(

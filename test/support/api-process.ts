@@ -10,6 +10,17 @@ import { TEST_SECRETS_KEY } from './test-secrets';
 
 export const API_PROCESS_ADMIN_TOKEN = 'test-admin-token-api-process-0123';
 
+/**
+ * A provider nobody listens at (the discard port), for processes of tests that never pay. Their
+ * workers must not take over other suites' payments on the shared database either: one attempt
+ * per payment (the original) leaves nothing to the recovery.
+ */
+export const UNUSED_PAYMENT_PROVIDER = {
+  PAYMENT_PROVIDER_URL: 'http://127.0.0.1:9',
+  PAYMENT_PROVIDER_API_KEY: 'sk_unused_in_this_test_0000',
+  PAYMENT_RECOVERY_MAX_ATTEMPTS: '1',
+};
+
 const ROOT = resolve(__dirname, '../..');
 const ENTRY = 'dist/apps/api/src/main.js';
 const LISTENING = /ledgerkey listening on (http:\/\/\S+)/;
@@ -71,6 +82,9 @@ export async function startApiProcess(options: ApiProcessOptions = {}): Promise<
     RUN_WORKER: 'false',
     // One key for every process on the database (workers open what APIs sealed).
     SECRETS_KEY: TEST_SECRETS_KEY,
+    // Without a URL the API would start a provider sandbox of its own under DATA_DIR (zero setup),
+    // one per process on one folder. Tests that pay pass their own sandbox's URL and key.
+    ...UNUSED_PAYMENT_PROVIDER,
     ...options.env,
   };
   const release = await holdSharedLock(BUILD_LOCK);

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { BUILD_LOCK, holdSharedLock, type ExitStatus } from './api-process';
+import { BUILD_LOCK, holdSharedLock, UNUSED_PAYMENT_PROVIDER, type ExitStatus } from './api-process';
 import { testDatabaseUrl } from './test-database';
 import { TEST_SECRETS_KEY } from './test-secrets';
 
@@ -53,6 +53,8 @@ function spawnWorker(env: Record<string, string>, startTimeoutMs: number): Promi
       LOG_LEVEL: 'warn',
       // The key the API processes seal with: the worker opens the secrets to sign.
       SECRETS_KEY: TEST_SECRETS_KEY,
+      // The standalone worker requires a provider (it recovers payments); tests that pay pass theirs.
+      ...UNUSED_PAYMENT_PROVIDER,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

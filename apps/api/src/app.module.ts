@@ -6,6 +6,7 @@ import { InvoicingModule } from '@ledgerkey/invoicing';
 import { JobsModule } from '@ledgerkey/jobs';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
+import { PaymentsModule } from '@ledgerkey/payments';
 import { PurchasingModule } from '@ledgerkey/purchasing';
 import { SecretBox, SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
@@ -22,6 +23,8 @@ import { HealthController } from './health/health.controller';
 import { LoggingModule } from './logging/logging.module';
 import { IdempotencyMetrics } from './metrics/idempotency.metrics';
 import { MetricsModule } from './metrics/metrics.module';
+import { PaymentMetrics } from './metrics/payment.metrics';
+import { PaymentsController } from './payments/payments.controller';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
@@ -70,6 +73,11 @@ export class AppModule {
         // The job runner: idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
         JobsModule,
         IdempotencyPurgeModule,
+        PaymentsModule.forRootAsync({
+          imports: [MetricsModule],
+          inject: [PaymentMetrics],
+          useFactory: (metrics: PaymentMetrics) => ({ config: config.payments, observer: metrics }),
+        }),
         IdempotencyModule.forRootAsync({
           imports: [MetricsModule],
           inject: [IdempotencyMetrics, ClsService, SecretBox],
@@ -107,6 +115,7 @@ export class AppModule {
         CreditNotesController,
         PurchaseInvoicesController,
         SettlementsController,
+        PaymentsController,
         LedgerController,
         EventsController,
         WebhookEndpointsController,

@@ -28,7 +28,58 @@ describe('loadConfig', () => {
         leaseMs: 60_000,
         sweepIntervalMs: 30_000,
       },
+      payments: {
+        provider: { url: undefined, apiKey: undefined, webhookSecret: undefined },
+        providerTimeoutMs: 10_000,
+        leaseSeconds: 60,
+        recovery: { intervalMs: 30_000, maxAttempts: 10 },
+        testCrashPoint: undefined,
+      },
     });
+  });
+
+  it('reads the payment provider and its bounds; the lease covers two provider calls', () => {
+    expect(
+      loadConfig({
+        PAYMENT_PROVIDER_URL: 'http://127.0.0.1:4010',
+        PAYMENT_PROVIDER_API_KEY: 'sk_test_0123456789abcdef',
+        PAYMENT_PROVIDER_TIMEOUT_MS: '2000',
+        PAYMENT_LEASE_SECONDS: '5',
+        PAYMENT_RECOVERY_INTERVAL_MS: '500',
+        PAYMENT_RECOVERY_MAX_ATTEMPTS: '3',
+      }).payments,
+    ).toMatchObject({
+      provider: { url: 'http://127.0.0.1:4010', apiKey: 'sk_test_0123456789abcdef' },
+      providerTimeoutMs: 2000,
+      leaseSeconds: 5,
+      recovery: { intervalMs: 500, maxAttempts: 3 },
+    });
+    expect(
+      problemsOf({
+        PAYMENT_PROVIDER_URL: 'ftp://provider',
+        PAYMENT_PROVIDER_TIMEOUT_MS: '5000',
+        PAYMENT_LEASE_SECONDS: '10',
+      }),
+    ).toEqual([
+      'PAYMENT_PROVIDER_URL must be an http(s) URL (got "ftp://provider")',
+      'PAYMENT_LEASE_SECONDS must cover two provider calls (2 × PAYMENT_PROVIDER_TIMEOUT_MS) and one second more',
+    ]);
+    expect(problemsOf({ PAYMENT_PROVIDER_URL: 'http://provider' })).toEqual([
+      'PAYMENT_PROVIDER_API_KEY must be set with PAYMENT_PROVIDER_URL',
+    ]);
+  });
+
+  it('refuses the test crash point outside tests', () => {
+    expect(problemsOf({ PAYMENT_TEST_CRASH_POINT: 'before_provider_call' })).toEqual([
+      'PAYMENT_TEST_CRASH_POINT is for tests only: it is refused unless NODE_ENV=test',
+    ]);
+    expect(
+      loadConfig({ NODE_ENV: 'test', PAYMENT_TEST_CRASH_POINT: 'after_provider_answer' }).payments
+        .testCrashPoint,
+    ).toBe('after_provider_answer');
+    expect(problemsOf({ NODE_ENV: 'test', PAYMENT_TEST_CRASH_POINT: 'anywhere' })).toEqual([
+      'PAYMENT_TEST_CRASH_POINT must be one of before_provider_call, after_provider_answer',
+    ]);
   });
 
   it('reads SECRETS_KEY and SECRETS_KEY_PREVIOUS; without SECRETS_KEY the key file lives in DATA_DIR', () => {

@@ -1,6 +1,7 @@
 import { type DatabaseConfig, parseDatabaseConfig } from '@ledgerkey/database';
 import { type IdempotencyConfig, parseIdempotencyConfig } from '@ledgerkey/idempotency';
 import { type JobsConfig, parseJobsConfig } from '@ledgerkey/jobs';
+import { parsePaymentsConfig, type PaymentsConfig } from '@ledgerkey/payments';
 import {
   type Env,
   EnvReader,
@@ -32,6 +33,8 @@ export interface ApiConfig {
   idempotency: IdempotencyConfig;
   jobs: JobsConfig;
   webhooks: WebhookOptions;
+  /** The provider's URL is unset until main.ts started the bundled sandbox (preparePaymentProvider). */
+  payments: PaymentsConfig;
 }
 
 /** @throws ConfigError naming every bad variable */
@@ -42,6 +45,7 @@ export function loadConfig(env: Env): ApiConfig {
   const idempotency = parseIdempotencyConfig(env);
   const jobs = parseJobsConfig(env);
   const webhooks = parseWebhookConfig(env);
+  const payments = parsePaymentsConfig(env);
 
   const reader = new EnvReader(env);
   const adminApiToken = reader.optional('ADMIN_API_TOKEN');
@@ -57,7 +61,7 @@ export function loadConfig(env: Env): ApiConfig {
     seedDemoCompany: reader.boolean('SEED_DEMO_COMPANY', true),
     runWorker: reader.boolean('RUN_WORKER', true),
   });
-  throwOnProblems(api, processConfig, database, secrets, idempotency, jobs, webhooks);
+  throwOnProblems(api, processConfig, database, secrets, idempotency, jobs, webhooks, payments);
   return {
     ...api.options,
     process: processConfig.options,
@@ -66,6 +70,7 @@ export function loadConfig(env: Env): ApiConfig {
     idempotency: idempotency.options,
     jobs: jobs.options,
     webhooks: webhooks.options,
+    payments: payments.options,
   };
 }
 

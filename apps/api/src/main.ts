@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { prepareDatabase } from '@ledgerkey/database';
 import { JobRunner } from '@ledgerkey/jobs';
+import { preparePaymentProvider } from '@ledgerkey/payments';
 import { ConfigError, nestLogLevels, stopOnSignals } from '@ledgerkey/process';
 import { DataSource } from 'typeorm';
 import { closeHttpServer } from './close-http-server';
@@ -11,12 +12,17 @@ import { DATABASE_SCHEMA } from './database-schema';
 import { ensureDemoCompany } from './demo-company';
 
 async function main(): Promise<void> {
-  const config = loadConfig(process.env);
-  Logger.overrideLogger(nestLogLevels(config.process.logLevel));
+  const parsed = loadConfig(process.env);
+  Logger.overrideLogger(nestLogLevels(parsed.process.logLevel));
   const logger = new Logger('ledgerkey');
-  const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
+  const database = await prepareDatabase(parsed.database, DATABASE_SCHEMA, logger);
+  // Zero setup for payments too: without PAYMENT_PROVIDER_URL the bundled provider sandbox runs
+  // as this process's child, its state under DATA_DIR.
+  const provider = await preparePaymentProvider(parsed.payments, parsed.database.dataDir, logger);
+  const config = { ...parsed, payments: provider.config };
   const app = await createApp(config, database);
   const { embedded } = database;
+  const { sandbox } = provider;
   // A stop ends within SHUTDOWN_TIMEOUT_MS whatever the database does: HTTP stops taking requests
   // and answers the in-flight ones while the job runner lets its jobs finish; then the pool
   // closes, then the embedded server stops. A step still waiting at its share of the bound is
@@ -30,7 +36,13 @@ async function main(): Promise<void> {
           { name: 'job runner (running jobs)', run: () => app.get(JobRunner).stop() },
         ],
       },
-      { until: 0.8, steps: [{ name: 'database pool', run: () => app.get(DataSource).destroy() }] },
+      {
+        until: 0.8,
+        steps: [
+          { name: 'database pool', run: () => app.get(DataSource).destroy() },
+          ...(sandbox ? [{ name: 'provider sandbox', run: () => sandbox.stop().then(() => undefined) }] : []),
+        ],
+      },
       { until: 1, steps: embedded ? [{ name: 'embedded PostgreSQL', run: () => embedded.stop() }] : [] },
     ],
     { timeoutMs: config.process.shutdownTimeoutMs, logger },
@@ -48,6 +60,9 @@ async function main(): Promise<void> {
     `  Swagger UI:   ${baseUrl}/docs`,
     `  OpenAPI:      ${baseUrl}/docs/openapi.json`,
     `  Health:       ${baseUrl}/health/ready`,
+    sandbox
+      ? `  Payments:     provider sandbox at ${sandbox.url} (state in ${sandbox.dataDir})`
+      : `  Payments:     provider at ${config.payments.provider.url}`,
   ];
   if (demo) {
     lines.push(

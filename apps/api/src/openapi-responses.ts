@@ -88,6 +88,16 @@ const EXAMPLE_EXTRAS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
       'The request with this Idempotency-Key completed, but its stored answer contained a secret that ' +
       'this server can no longer decrypt, so it cannot be replayed.',
   },
+  amount_exceeds_outstanding: {
+    detail:
+      'A payment of 13000 exceeds what invoice INV-000001 has outstanding: 12100 (gross 12100 − credited 0 − ' +
+      'paid 0 − payments still processing 0).',
+  },
+  invoice_fully_credited: { detail: 'Invoice INV-000001 is fully credited: there is nothing to pay.' },
+  currency_mismatch: { detail: 'Invoice INV-000001 is in EUR; it cannot be paid in USD.' },
+  payment_provider_unavailable: {
+    detail: 'No payment provider is configured for this server; nothing was charged.',
+  },
   internal_error: { detail: 'An unexpected error occurred; it has been logged.' },
   service_unavailable: { detail: 'The database is not reachable; retry shortly.' },
 };
@@ -164,6 +174,14 @@ function isIdempotent(operation: OperationObject): boolean {
 function documentIdempotentSuccess(operation: OperationObject): void {
   for (const [status, response] of Object.entries(operation.responses)) {
     if (Number(status) < 200 || Number(status) >= 300) continue;
+    if (Number(status) === 202) {
+      // Not stored, so neither replayed nor expiring: the key stays unfinished.
+      response.headers = {
+        ...response.headers,
+        Location: { description: 'The resource, to poll', schema: { type: 'string' } },
+      };
+      continue;
+    }
     response.headers = {
       ...response.headers,
       'Idempotent-Replayed': {

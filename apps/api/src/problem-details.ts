@@ -33,10 +33,14 @@ export const PROBLEM_KINDS = {
   credit_exceeds_invoice: { status: 422, title: 'Credit exceeds invoice' },
   credit_note_empty: { status: 422, title: 'Credit note is empty' },
   allocation_exceeds_outstanding: { status: 422, title: 'Allocation exceeds outstanding amount' },
+  amount_exceeds_outstanding: { status: 422, title: 'Amount exceeds outstanding amount' },
+  invoice_fully_credited: { status: 422, title: 'Invoice fully credited' },
+  currency_mismatch: { status: 422, title: 'Currency mismatch' },
   webhook_url_forbidden: { status: 422, title: 'Webhook URL not allowed' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  payment_provider_unavailable: { status: 503, title: 'Payment provider unavailable' },
 } as const satisfies Record<string, ProblemKind>;
 
 export type ProblemCode = keyof typeof PROBLEM_KINDS;

@@ -2,6 +2,10 @@ import { configProblemsOf } from '../../../test/support/config-problems';
 import { loadConfig } from './config';
 
 const DATABASE_URL = 'postgres://u@db:5432/x';
+const PROVIDER = {
+  PAYMENT_PROVIDER_URL: 'http://provider:4010',
+  PAYMENT_PROVIDER_API_KEY: 'sk_test_0123456789abcdef',
+};
 
 function problemsOf(env: Record<string, string>): string[] {
   return configProblemsOf(() => loadConfig(env));
@@ -9,7 +13,7 @@ function problemsOf(env: Record<string, string>): string[] {
 
 describe('loadConfig (standalone worker)', () => {
   it('reads only what the worker uses, with the API’s defaults', () => {
-    expect(loadConfig({ DATABASE_URL })).toEqual({
+    expect(loadConfig({ DATABASE_URL, ...PROVIDER })).toEqual({
       process: { logLevel: 'log', shutdownTimeoutMs: 10_000 },
       database: { url: DATABASE_URL, dataDir: '.data', statementTimeoutMs: 30_000 },
       secrets: { key: undefined, previousKey: undefined, keyFile: '.data/secrets.key' },
@@ -21,14 +25,31 @@ describe('loadConfig (standalone worker)', () => {
         leaseMs: 60_000,
         sweepIntervalMs: 30_000,
       },
+      idempotency: { ttlSeconds: 86_400 },
+      payments: {
+        provider: {
+          url: PROVIDER.PAYMENT_PROVIDER_URL,
+          apiKey: PROVIDER.PAYMENT_PROVIDER_API_KEY,
+          webhookSecret: undefined,
+        },
+        providerTimeoutMs: 10_000,
+        leaseSeconds: 60,
+        recovery: { intervalMs: 30_000, maxAttempts: 10 },
+        testCrashPoint: undefined,
+      },
     });
   });
 
-  it('needs DATABASE_URL, named among the other problems', () => {
+  it('needs DATABASE_URL and PAYMENT_PROVIDER_URL, named among the other problems', () => {
     expect(problemsOf({})).toEqual([
       'DATABASE_URL must be set for the standalone worker (npm start runs a worker inside the API instead)',
+      'PAYMENT_PROVIDER_URL must be set for the standalone worker: it resumes interrupted payments (npm ' +
+        'start runs the provider sandbox and a worker inside the API instead)',
     ]);
-    expect(problemsOf({ WORKER_CONCURRENCY: '500', SHUTDOWN_TIMEOUT_MS: '1' })).toEqual([
+    expect(problemsOf({ ...PROVIDER })).toEqual([
+      'DATABASE_URL must be set for the standalone worker (npm start runs a worker inside the API instead)',
+    ]);
+    expect(problemsOf({ ...PROVIDER, WORKER_CONCURRENCY: '500', SHUTDOWN_TIMEOUT_MS: '1' })).toEqual([
       'SHUTDOWN_TIMEOUT_MS must be an integer from 1000 to 600000 (got "1")',
       'WORKER_CONCURRENCY must be an integer from 1 to 100 (got "500")',
       'DATABASE_URL must be set for the standalone worker (npm start runs a worker inside the API instead)',
@@ -39,6 +60,7 @@ describe('loadConfig (standalone worker)', () => {
     const key = Buffer.alloc(32, 7);
     const config = loadConfig({
       DATABASE_URL,
+      ...PROVIDER,
       DATA_DIR: '/var/lib/lk',
       DATABASE_STATEMENT_TIMEOUT_MS: '1500',
       SECRETS_KEY: key.toString('base64'),
@@ -60,10 +82,10 @@ describe('loadConfig (standalone worker)', () => {
     expect(() =>
       loadConfig({
         DATABASE_URL,
+        ...PROVIDER,
         PORT: 'not-a-port',
         ADMIN_API_TOKEN: 'short',
         DATABASE_POOL_SIZE: '0',
-        IDEMPOTENCY_KEY_TTL: '-1',
       }),
     ).not.toThrow();
   });
@@ -72,6 +94,7 @@ describe('loadConfig (standalone worker)', () => {
     expect(
       problemsOf({
         DATABASE_URL,
+        ...PROVIDER,
         WEBHOOK_TIMEOUT_MS: '10000',
         WEBHOOK_LEASE_SECONDS: '10',
         SECRETS_KEY: 'zz',

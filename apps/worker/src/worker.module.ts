@@ -1,14 +1,18 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
-import { IdempotencyPurgeModule } from '@ledgerkey/idempotency';
+import { IdempotencyModule, IdempotencyPurgeModule } from '@ledgerkey/idempotency';
 import { JobsModule } from '@ledgerkey/jobs';
+import { PaymentsModule } from '@ledgerkey/payments';
 import { SecretsModule } from '@ledgerkey/secrets';
 import { WebhooksModule } from '@ledgerkey/webhooks';
 import { ClsModule } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
 import type { WorkerConfig } from './config';
 
-/** The standalone worker: database, transactions, secrets, the job runner and the tasks of webhooks and idempotency; no HTTP. */
+/**
+ * The standalone worker: database, transactions, secrets, the job runner and the tasks of webhooks,
+ * idempotency and payments (the recovery, with the idempotency protocol to resume); no HTTP.
+ */
 @Module({})
 export class WorkerModule {
   static forRoot(config: WorkerConfig): DynamicModule {
@@ -27,6 +31,8 @@ export class WorkerModule {
         WebhooksModule.forRoot(config.webhooks),
         JobsModule,
         IdempotencyPurgeModule,
+        IdempotencyModule.forExecutor({ ttlSeconds: config.idempotency.ttlSeconds }),
+        PaymentsModule.forRootAsync({ useFactory: () => ({ config: config.payments }) }),
       ],
     };
   }

@@ -1,3 +1,4 @@
+import type { StalledOperation, StalledOperationsQuery } from './external-effect';
 import type {
   FinishedRecord,
   IdempotencyKeyRef,
@@ -76,7 +77,13 @@ export interface IdempotencyRecordStore {
    */
   begin(
     ref: IdempotencyKeyRef,
-    start: { fingerprint: Buffer; leaseExpiresAt: Date; recoveryPoint: string; expiresAt: Date },
+    start: {
+      fingerprint: Buffer;
+      requestDigest?: Buffer | null;
+      leaseExpiresAt: Date;
+      recoveryPoint: string;
+      expiresAt: Date;
+    },
     now: Date,
   ): Promise<Lease>;
 
@@ -105,6 +112,14 @@ export interface IdempotencyRecordStore {
   ): Promise<Lease>;
 
   /**
+   * Locks the record of a running operation for the rest of the transaction, fenced by its
+   * attempt: the transaction that writes the outcome takes it first, so a take-over waits for it
+   * (and then finds the key finished), and an attempt that was taken over writes nothing.
+   * @throws IdempotencyLeaseLostError when `lease` is no longer the record's
+   */
+  hold(ref: IdempotencyKeyRef, lease: Lease): Promise<void>;
+
+  /**
    * in_progress → completed | failed_final, storing the answer; the replay window starts now.
    * Commit it with the outcome's effects.
    * @throws IdempotencyLeaseLostError when `lease` is no longer the record's
@@ -117,6 +132,12 @@ export interface IdempotencyRecordStore {
    * @throws IdempotencyLeaseLostError when `lease` is no longer the record's
    */
   failRetryable(ref: IdempotencyKeyRef, lease: Lease, recoveryPoint: string | null, now: Date): Promise<void>;
+
+  /**
+   * Unfinished operations of `query.operation` that nobody holds and whose backoff has passed,
+   * oldest first; autocommit, no lock (the take-over decides who acts).
+   */
+  findStalled(query: StalledOperationsQuery, now: Date): Promise<StalledOperation[]>;
 }
 
 /** How an operation ended, as stored. */

@@ -1,5 +1,16 @@
+import type {
+  EffectResult,
+  ExternalEffect,
+  ResumeResult,
+  StalledOperation,
+  StalledOperationsQuery,
+} from './external-effect';
 import { fingerprintOf } from './fingerprint';
-import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from './idempotency.errors';
+import {
+  IdempotencyKeyInUseError,
+  IdempotencyKeyReusedError,
+  IdempotencyLeaseLostError,
+} from './idempotency.errors';
 import {
   NO_OP_IDEMPOTENCY_OBSERVER,
   type IdempotencyObserver,
@@ -15,8 +26,8 @@ import {
   type ResponseSealer,
   type TransactionRunner,
 } from './idempotency-ports';
-import type { FinishedRecord, IdempotencyKeyRef, RecordedResponse } from './idempotency-record';
-import { decide } from './idempotency-state-machine';
+import type { FinishedRecord, IdempotencyKeyRef, Lease, RecordedResponse } from './idempotency-record';
+import { decide, type KeyDecision } from './idempotency-state-machine';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -50,6 +61,11 @@ export interface IdempotentCall<TResult> {
   execute: () => Promise<TResult>;
 }
 
+/** One keyed request of an operation whose effect happens outside the database. */
+export interface ExternalCall<TState, TOutcome, TResult> extends Omit<IdempotentCall<TResult>, 'execute'> {
+  effect: ExternalEffect<TState, TOutcome, TResult>;
+}
+
 /** A keyed request known by its exact bytes, before validation. */
 export interface KnownRequest {
   operation: Pick<IdempotentOperation, 'operation'>;
@@ -61,8 +77,14 @@ export interface KnownRequest {
 
 /** What to send back: status, headers and the exact body. */
 export interface IdempotentAnswer extends RecordedResponse {
-  outcome: Extract<IdempotencyOutcome, 'executed' | 'replayed' | 'business_rejection'>;
+  outcome: Extract<
+    IdempotencyOutcome,
+    'executed' | 'replayed' | 'business_rejection' | 'resumed' | 'pending'
+  >;
 }
+
+/** The status of the answer while an external effect's outcome is unknown: never stored. */
+export const PENDING_STATUS = 202;
 
 /**
  * Runs keyed calls. Token for dependency injection, and the seam where the benchmark swaps the
@@ -82,6 +104,35 @@ export abstract class IdempotentExecutor {
    * @throws whatever the operation threw when it is not a business outcome (nothing is stored)
    */
   abstract execute<TResult>(call: IdempotentCall<TResult>): Promise<IdempotentAnswer>;
+
+  /**
+   * A keyed request whose effect happens outside the database (see `ExternalEffect`): a new key
+   * is prepared, performed and settled; a finished one replays; an unfinished one nobody holds is
+   * taken over and resumed. The answer is the stored one (`201`, `outcome` executed, resumed or
+   * replayed; or a stored business rejection), or `202` (`pending`, not stored) while the outcome
+   * is unknown.
+   * @throws IdempotencyKeyReusedError when the key was used with another payload
+   * @throws IdempotencyKeyInUseError when another request holds the key or its lease still runs
+   * @throws whatever prepare, load, perform or settle threw when it is not a business outcome
+   *   (the key is then released, or its lease runs out: it is resumed later)
+   */
+  abstract executeExternal<TState, TOutcome, TResult>(
+    call: ExternalCall<TState, TOutcome, TResult>,
+  ): Promise<IdempotentAnswer>;
+
+  /**
+   * The recovery's take-over of one unfinished operation nobody holds, without a request: the
+   * same resume as a retry with its key would do.
+   * @throws whatever load, perform or settle threw (the key is released or its lease runs out)
+   */
+  abstract resume<TState, TOutcome, TResult>(
+    ref: IdempotencyKeyRef,
+    operation: IdempotentOperation<TResult>,
+    effect: ExternalEffect<TState, TOutcome, TResult>,
+  ): Promise<ResumeResult<TResult>>;
+
+  /** Unfinished operations due for the recovery (see `StalledOperationsQuery`). */
+  abstract stalledOperations(query: StalledOperationsQuery): Promise<StalledOperation[]>;
 }
 
 export interface IdempotencyProtocolOptions {
@@ -109,7 +160,10 @@ export interface IdempotencyProtocolOptions {
  *    key is free: if another request with the key executed meanwhile, its answer is returned
  *    (this request's execution left no trace, so there was still exactly one); if it is still
  *    running, 409. Any other error rolls back and stores nothing.
- * Outcomes go to the observer once durable.
+ * Operations with an effect outside the database (`executeExternal`, `resume`) commit the key
+ * `in_progress` with a lease first, perform the effect outside any transaction, and finish the key
+ * with the outcome's effects in a second transaction fenced by the lease's attempt (see
+ * `ExternalEffect`). Outcomes go to the observer once durable.
  */
 export class IdempotencyProtocol extends IdempotentExecutor {
   private readonly clock: Clock;
@@ -160,14 +214,229 @@ export class IdempotencyProtocol extends IdempotentExecutor {
           );
         });
     } catch (error) {
-      if (error instanceof IdempotencyKeyReusedError)
-        this.observer.observe(ref.operation, 'payload_mismatch');
-      if (error instanceof IdempotencyKeyInUseError) this.observer.observe(ref.operation, 'in_flight');
+      this.observeRefusal(ref.operation, error);
       throw error;
     }
     // After the commit: an outcome that wrote is only reported once it is durable.
     this.observer.observe(ref.operation, answer.outcome);
     return answer;
+  }
+
+  async executeExternal<TState, TOutcome, TResult>(
+    call: ExternalCall<TState, TOutcome, TResult>,
+  ): Promise<IdempotentAnswer> {
+    const ref = refOf(call);
+    const fingerprint = fingerprintOf(call.payload);
+    const requestDigest = call.requestDigest ?? null;
+    const sensitive = call.operation.sensitiveResponse === true;
+    const { effect } = call;
+    let started: Started<TState> | IdempotentAnswer;
+    try {
+      started = await this.options.transactions
+        .run(() => this.start(ref, fingerprint, requestDigest, effect))
+        .catch((error: unknown) => {
+          if (!(error instanceof BusinessRejection)) throw error;
+          // prepare refused: everything rolled back, nothing was performed; stored like a local
+          // operation's rejection. A rival that began meanwhile holds a lease: busy.
+          return this.options.transactions.run(() =>
+            this.settle(ref, fingerprint, requestDigest, sensitive, () =>
+              Promise.resolve({
+                state: 'failed_final',
+                response: error.response,
+                outcome: 'business_rejection',
+              }),
+            ),
+          );
+        });
+    } catch (error) {
+      this.observeRefusal(ref.operation, error);
+      throw error;
+    }
+    let answer: IdempotentAnswer;
+    try {
+      answer = isAnswer(started) ? started : await this.proceed(ref, call.operation, effect, started);
+    } catch (error) {
+      // A take-over overtook this attempt: 409, as for any request that finds the key held.
+      this.observeRefusal(ref.operation, error);
+      throw error;
+    }
+    this.observer.observe(ref.operation, answer.outcome);
+    return answer;
+  }
+
+  async resume<TState, TOutcome, TResult>(
+    ref: IdempotencyKeyRef,
+    operation: IdempotentOperation<TResult>,
+    effect: ExternalEffect<TState, TOutcome, TResult>,
+  ): Promise<ResumeResult<TResult>> {
+    let started: Started<TState> | null;
+    try {
+      started = await this.options.transactions.run(async (): Promise<Started<TState> | null> => {
+        const now = this.clock.now();
+        const claim = await this.options.records.claim(ref, now);
+        // The recovery resumes whatever payload the key holds: its own fingerprint decides nothing.
+        const decision = claim.record ? decide(claim, claim.record.fingerprint, now) : null;
+        if (decision?.action !== 'resume') return null;
+        return this.takeOver(ref, decision, effect, now);
+      });
+    } catch (error) {
+      // Someone else took it over between the claim and the take-over.
+      if (error instanceof IdempotencyKeyInUseError) return { result: 'skipped' };
+      throw error;
+    }
+    if (started === null) return { result: 'skipped' };
+    let answer: IdempotentAnswer;
+    try {
+      answer = await this.proceed(ref, operation, effect, started);
+    } catch (error) {
+      if (error instanceof IdempotencyKeyInUseError) return { result: 'skipped' };
+      throw error;
+    }
+    this.observer.observe(ref.operation, answer.outcome);
+    return started.settled === undefined
+      ? { result: 'pending', attempt: started.lease.attempt, reason: started.unknownReason ?? 'unknown' }
+      : { result: 'completed', attempt: started.lease.attempt, value: started.settled.value as TResult };
+  }
+
+  stalledOperations(query: StalledOperationsQuery): Promise<StalledOperation[]> {
+    return this.options.records.findStalled(query, this.clock.now());
+  }
+
+  /**
+   * Transaction 1 of an external operation: claim; a new key commits `in_progress` with its lease
+   * together with what `prepare` wrote; an unfinished one nobody holds is taken over.
+   */
+  private async start<TState>(
+    ref: IdempotencyKeyRef,
+    fingerprint: Buffer,
+    requestDigest: Buffer | null,
+    effect: ExternalEffect<TState, unknown, unknown>,
+  ): Promise<Started<TState> | IdempotentAnswer> {
+    const now = this.clock.now();
+    const decision = decide(await this.options.records.claim(ref, now), fingerprint, now);
+    switch (decision.action) {
+      case 'replay':
+        return this.replay(decision.record);
+      case 'reject_mismatch':
+        throw new IdempotencyKeyReusedError();
+      case 'reject_busy':
+        throw new IdempotencyKeyInUseError();
+      case 'resume':
+        return this.takeOver(ref, decision, effect, now);
+      case 'execute': {
+        // The record first: a new row under the key's lock, contended by nobody.
+        const lease = await this.options.records.begin(
+          ref,
+          {
+            fingerprint,
+            requestDigest,
+            leaseExpiresAt: leaseUntil(now, effect.leaseSeconds),
+            recoveryPoint: RecoveryPoints.Prepared,
+            expiresAt: new Date(now.getTime() + this.options.ttlSeconds * 1000),
+          },
+          now,
+        );
+        const state = await this.classified(() => effect.prepare(ref));
+        return { state, lease, resumed: false };
+      }
+    }
+  }
+
+  /** Takes an unfinished key over (attempt + 1) and loads the operation's state. */
+  private async takeOver<TState>(
+    ref: IdempotencyKeyRef,
+    decision: Extract<KeyDecision, { action: 'resume' }>,
+    effect: ExternalEffect<TState, unknown, unknown>,
+    now: Date,
+  ): Promise<Started<TState>> {
+    const lease = await this.options.records.takeOver(
+      ref,
+      decision.record,
+      leaseUntil(now, effect.leaseSeconds),
+      now,
+    );
+    if (lease === null) throw new IdempotencyKeyInUseError();
+    return { state: await effect.load(ref), lease, resumed: true };
+  }
+
+  /**
+   * The effect, outside any transaction, then transaction 2: the known outcome settles and
+   * finishes the key (fenced by the lease's attempt); an unknown one releases the lease and
+   * answers 202. A failure releases the lease too, and propagates.
+   */
+  private async proceed<TState, TOutcome, TResult>(
+    ref: IdempotencyKeyRef,
+    operation: IdempotentOperation<TResult>,
+    effect: ExternalEffect<TState, TOutcome, TResult>,
+    started: Started<TState>,
+  ): Promise<IdempotentAnswer> {
+    const { state, lease, resumed } = started;
+    let result: EffectResult<TOutcome>;
+    try {
+      result = await effect.perform(state, { attempt: lease.attempt, resumed });
+    } catch (error) {
+      await this.release(ref, lease, RecoveryPoints.EffectFailed);
+      throw error;
+    }
+    if (!result.known) {
+      started.unknownReason = result.reason;
+      await this.release(ref, lease, RecoveryPoints.OutcomeUnknown);
+      return pendingAnswer(operation, effect.pending(state), effect.retryAfterSeconds);
+    }
+    const sensitive = operation.sensitiveResponse === true;
+    try {
+      return await this.options.transactions.run(async () => {
+        // Fencing first: an attempt that was taken over stops before writing anything.
+        await this.options.records.hold(ref, lease);
+        const value = await effect.settle(state, result.outcome);
+        const response = successResponse(operation, value);
+        const finishedAt = this.clock.now();
+        const stored = this.storedOutcome('completed', response, sensitive, finishedAt);
+        await this.options.records.finish(ref, lease, stored, finishedAt);
+        started.settled = { value };
+        return answerOf(response, stored.expiresAt, resumed ? 'resumed' : 'executed');
+      });
+    } catch (error) {
+      // Another attempt owns the key now and decides the outcome; a retry gets its answer.
+      if (error instanceof IdempotencyLeaseLostError) throw new IdempotencyKeyInUseError({ cause: error });
+      await this.release(ref, lease, RecoveryPoints.OutcomeKnown);
+      throw error;
+    }
+  }
+
+  /**
+   * Releases the lease (`failed_retryable`), so the next retry or the recovery resumes at once.
+   * Best effort: when it cannot be written (the database is away, or the lease was already taken
+   * over), the lease simply runs out.
+   */
+  private async release(ref: IdempotencyKeyRef, lease: Lease, recoveryPoint: string): Promise<void> {
+    try {
+      await this.options.transactions.run(() =>
+        this.options.records.failRetryable(ref, lease, recoveryPoint, this.clock.now()),
+      );
+    } catch {
+      // The lease expires on its own; nothing else depends on this write.
+    }
+  }
+
+  private observeRefusal(operation: string, error: unknown): void {
+    if (error instanceof IdempotencyKeyReusedError) this.observer.observe(operation, 'payload_mismatch');
+    if (error instanceof IdempotencyKeyInUseError) this.observer.observe(operation, 'in_flight');
+  }
+
+  private storedOutcome(
+    state: FinishedOutcome['state'],
+    response: RecordedResponse,
+    sensitive: boolean,
+    finishedAt: Date,
+  ): FinishedOutcome {
+    return {
+      state,
+      response: sensitive
+        ? { ...response, body: this.sealer.seal(response.body), sealed: true }
+        : { ...response, sealed: false },
+      expiresAt: new Date(finishedAt.getTime() + this.options.ttlSeconds * 1000),
+    };
   }
 
   /** Claims the key and acts on the decision; `produce` runs only when the key is new. */
@@ -188,21 +457,14 @@ export class IdempotencyProtocol extends IdempotentExecutor {
       case 'reject_busy':
         throw new IdempotencyKeyInUseError();
       case 'resume':
-        // Only operations that commit a lease before an external call leave unfinished records.
-        throw new Error(
-          `${ref.operation}: key holds an unfinished (${decision.record.state}) record, which a ` +
-            'one-transaction operation never writes; the operation name is shared by two flows',
-        );
+        // An operation with an external effect began under this key meanwhile (its rejection is
+        // being stored here), or a one-transaction operation shares its name with one: either way
+        // another flow owns the key.
+        throw new IdempotencyKeyInUseError();
       case 'execute': {
         const { state, response, outcome } = await produce();
         const finishedAt = this.clock.now();
-        const stored: FinishedOutcome = {
-          state,
-          response: sensitive
-            ? { ...response, body: this.sealer.seal(response.body), sealed: true }
-            : { ...response, sealed: false },
-          expiresAt: new Date(finishedAt.getTime() + this.options.ttlSeconds * 1000),
-        };
+        const stored = this.storedOutcome(state, response, sensitive, finishedAt);
         await this.options.records.insertFinished(ref, { ...stored, fingerprint, requestDigest }, finishedAt);
         return answerOf(response, stored.expiresAt, outcome);
       }
@@ -214,14 +476,17 @@ export class IdempotencyProtocol extends IdempotentExecutor {
    * `BusinessRejection`, which rolls the transaction back; anything else propagates.
    */
   private async run<TResult>(call: IdempotentCall<TResult>): Promise<RecordedResponse> {
-    let result: TResult;
+    return successResponse(call.operation, await this.classified(call.execute));
+  }
+
+  /** Runs `work`; a business rejection it throws becomes a `BusinessRejection`. */
+  private async classified<T>(work: () => Promise<T>): Promise<T> {
     try {
-      result = await call.execute();
+      return await work();
     } catch (error) {
       const rejection = this.options.classifier.classify(error);
       throw rejection === null ? error : new BusinessRejection(rejection, error);
     }
-    return successResponse(call.operation, result);
   }
 
   private replay(record: FinishedRecord): IdempotentAnswer {
@@ -249,6 +514,72 @@ export class UnkeyedExecutor extends IdempotentExecutor {
     const result = await this.transactions.run(call.execute);
     return { ...successResponse(call.operation, result), outcome: 'executed' };
   }
+
+  async executeExternal<TState, TOutcome, TResult>(
+    call: ExternalCall<TState, TOutcome, TResult>,
+  ): Promise<IdempotentAnswer> {
+    const { effect } = call;
+    const ref = refOf(call);
+    const state = await this.transactions.run(() => effect.prepare(ref));
+    const result = await effect.perform(state, { attempt: 1, resumed: false });
+    if (!result.known) return pendingAnswer(call.operation, effect.pending(state), effect.retryAfterSeconds);
+    const settled = await this.transactions.run(() => effect.settle(state, result.outcome));
+    return { ...successResponse(call.operation, settled), outcome: 'executed' };
+  }
+
+  resume<TResult>(): Promise<ResumeResult<TResult>> {
+    return Promise.resolve({ result: 'skipped' });
+  }
+
+  stalledOperations(): Promise<StalledOperation[]> {
+    return Promise.resolve([]);
+  }
+}
+
+/** Recovery points an external operation's record passes through (`recovery_point`). */
+export const RecoveryPoints = {
+  /** Prepared (the operation's state committed with the key); the effect may have been performed. */
+  Prepared: 'prepared',
+  /** The effect's outcome was unknown; the lease was released. */
+  OutcomeUnknown: 'outcome_unknown',
+  /** The effect failed unexpectedly; the lease was released. */
+  EffectFailed: 'effect_failed',
+  /** The outcome was known but could not be written (e.g. the database failed); released. */
+  OutcomeKnown: 'outcome_known',
+} as const;
+
+/** An external operation whose attempt holds the key, between transaction 1 and its effect. */
+interface Started<TState> {
+  state: TState;
+  lease: Lease;
+  resumed: boolean;
+  /** Set by `proceed` when the effect's outcome was unknown (for the recovery's report). */
+  unknownReason?: string;
+  /** Set by `proceed` once the outcome committed: what settle returned. */
+  settled?: { value: unknown };
+}
+
+function isAnswer<TState>(value: Started<TState> | IdempotentAnswer): value is IdempotentAnswer {
+  return 'outcome' in value;
+}
+
+function leaseUntil(now: Date, leaseSeconds: number): Date {
+  return new Date(now.getTime() + leaseSeconds * 1000);
+}
+
+/**
+ * `202`: the outcome is not known yet. Not stored: the key stays unfinished and a retry resumes
+ * it. No `Idempotency-Key-Expires`: an unfinished key does not expire.
+ */
+function pendingAnswer<TResult>(
+  operation: IdempotentOperation<TResult>,
+  result: TResult,
+  retryAfterSeconds: number,
+): IdempotentAnswer {
+  const headers: Record<string, string> = { 'Content-Type': JSON_CONTENT_TYPE };
+  if (operation.location) headers.Location = operation.location(result);
+  headers['Retry-After'] = String(retryAfterSeconds);
+  return { status: PENDING_STATUS, headers, body: JSON.stringify(result), outcome: 'pending' };
 }
 
 interface Produced {

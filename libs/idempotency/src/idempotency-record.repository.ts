@@ -1,5 +1,6 @@
 import { isUniqueViolation } from '@ledgerkey/database';
 import { IdempotencyKeyInUseError, IdempotencyLeaseLostError } from './idempotency.errors';
+import type { StalledOperation, StalledOperationsQuery } from './external-effect';
 import type { FinishedOutcome, IdempotencyRecordStore, KeyClaim } from './idempotency-ports';
 import type {
   FinishedRecord,
@@ -95,15 +96,29 @@ export class IdempotencyRecordRepository implements IdempotencyRecordStore {
 
   async begin(
     ref: IdempotencyKeyRef,
-    start: { fingerprint: Buffer; leaseExpiresAt: Date; recoveryPoint: string; expiresAt: Date },
+    start: {
+      fingerprint: Buffer;
+      requestDigest?: Buffer | null;
+      leaseExpiresAt: Date;
+      recoveryPoint: string;
+      expiresAt: Date;
+    },
     now: Date,
   ): Promise<Lease> {
     await this.insert(
       `INSERT INTO idempotency_records
          (company_id, operation, idempotency_key, fingerprint, state, lease_expires_at, recovery_point,
-          attempt, response_headers, expires_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, 1, NULL, $7, $8, $8)`,
-      [...keyOf(ref), start.fingerprint, start.leaseExpiresAt, start.recoveryPoint, start.expiresAt, now],
+          attempt, response_headers, expires_at, created_at, updated_at, request_digest)
+       VALUES ($1, $2, $3, $4, 'in_progress', $5, $6, 1, NULL, $7, $8, $8, $9)`,
+      [
+        ...keyOf(ref),
+        start.fingerprint,
+        start.leaseExpiresAt,
+        start.recoveryPoint,
+        start.expiresAt,
+        now,
+        start.requestDigest ?? null,
+      ],
     );
     return { attempt: 1, expiresAt: start.leaseExpiresAt };
   }
@@ -143,6 +158,53 @@ export class IdempotencyRecordRepository implements IdempotencyRecordStore {
       [recoveryPoint, leaseExpiresAt, now],
     );
     return leaseOf(row);
+  }
+
+  async hold(ref: IdempotencyKeyRef, lease: Lease): Promise<void> {
+    // A row lock without a write: a concurrent take-over (an UPDATE of this row) waits for our
+    // COMMIT and then matches nothing, because the key is finished by then.
+    const rows = await this.sql.query<{ attempt: number }>(
+      `SELECT attempt FROM idempotency_records
+        WHERE ${KEY_MATCH} AND attempt = $4 AND state = 'in_progress'
+          FOR UPDATE`,
+      [...keyOf(ref), lease.attempt],
+    );
+    if (rows.length === 0) throw new IdempotencyLeaseLostError(ref.operation, lease.attempt);
+  }
+
+  async findStalled(query: StalledOperationsQuery, now: Date): Promise<StalledOperation[]> {
+    // ix_idempotency_records_unfinished holds only unfinished rows (a handful): the scan is small
+    // whatever the table's size. Due: nobody holds it (released, or the lease ran out) and the
+    // backoff after the previous attempt has passed; attempts from maxAttempts on are left alone.
+    const rows = await this.reads.query<{
+      company_id: string;
+      operation: string;
+      idempotency_key: string;
+      state: 'in_progress' | 'failed_retryable';
+      attempt: number;
+      recovery_point: string | null;
+      created_at: Date;
+    }>(
+      `SELECT company_id, operation, idempotency_key, state, attempt, recovery_point, created_at
+         FROM idempotency_records
+        WHERE state IN ('in_progress', 'failed_retryable')
+          AND operation = $1
+          AND attempt < $2
+          AND (state = 'failed_retryable' OR lease_expires_at <= $5)
+          AND CASE WHEN state = 'in_progress' THEN lease_expires_at ELSE updated_at END
+              + CASE WHEN attempt = 1 THEN 0 ELSE least($3 * power(2, attempt - 2), $4) END
+                * interval '1 millisecond' <= $5
+        ORDER BY updated_at
+        LIMIT $6`,
+      [query.operation, query.maxAttempts, query.retryBaseMs, query.retryMaxMs, now, query.limit],
+    );
+    return rows.map((row) => ({
+      ref: { tenantId: row.company_id, operation: row.operation, key: row.idempotency_key },
+      state: row.state,
+      attempt: row.attempt,
+      recoveryPoint: row.recovery_point,
+      startedAt: row.created_at,
+    }));
   }
 
   async finish(ref: IdempotencyKeyRef, lease: Lease, outcome: FinishedOutcome, now: Date): Promise<void> {

@@ -9,6 +9,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
+import type { ExternalEffect } from './external-effect';
 import { parseIdempotencyKey } from './idempotency-key';
 import { IdempotencyKeyInvalidError, IdempotencyKeyMissingError } from './idempotency.errors';
 import { IDEMPOTENCY_OBSERVER, type IdempotencyObserver } from './idempotency.observer';
@@ -81,14 +82,21 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
     const body = await this.options.validateBody(request.body, route.body);
     request[VALIDATED_BODY] = body;
-    const answer = await this.executor.execute({
+    const call = {
       operation: route,
       tenantId: scope.tenantId,
       key,
       payload: isFingerprintSource(body) ? body.fingerprintPayload(scope.context) : body,
       requestDigest,
-      execute: () => lastValueFrom(next.handle()),
-    });
+    };
+    const answer =
+      route.effect === 'external'
+        ? // The handler only describes the operation; the protocol runs it, in its own transactions.
+          await this.executor.executeExternal({
+            ...call,
+            effect: (await lastValueFrom(next.handle())) as ExternalEffect<unknown, unknown, unknown>,
+          })
+        : await this.executor.execute({ ...call, execute: () => lastValueFrom(next.handle()) });
     sendRecordedResponse(response, answer);
   }
 

@@ -36,34 +36,65 @@ export class IdempotencyModule {
       inject: [IDEMPOTENCY_OPTIONS],
       useFactory: (resolved: IdempotencyModuleOptions) => resolved.observer ?? NO_OP_IDEMPOTENCY_OBSERVER,
     };
-    const executorProvider: Provider = {
-      provide: IdempotentExecutor,
-      inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, TransactionHost, DataSource],
-      useFactory: (
-        resolved: IdempotencyModuleOptions,
-        observer: IdempotencyObserver,
-        txHost: ClsTransactionHost,
-        dataSource: DataSource,
-      ): IdempotentExecutor => {
-        const transactions = clsTransactionRunner(txHost);
-        if (resolved.benchmarkBypass === true) return new UnkeyedExecutor(transactions);
-        return new IdempotencyProtocol({
-          ttlSeconds: resolved.ttlSeconds,
-          transactions,
-          records: new IdempotencyRecordRepository(clsTransactionalSql(txHost), autocommitSql(dataSource)),
-          classifier: resolved.classifier,
-          clock: resolved.clock,
-          sealer: resolved.sealer,
-          observer,
-        });
-      },
-    };
     return {
       module: IdempotencyModule,
       global: true,
       imports: options.imports ?? [],
-      providers: [optionsProvider, observerProvider, executorProvider, IdempotencyInterceptor],
+      providers: [optionsProvider, observerProvider, executorProvider(), IdempotencyInterceptor],
       exports: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, IdempotentExecutor, IdempotencyInterceptor],
     };
   }
+
+  /**
+   * The protocol without HTTP, for processes that only resume operations (the standalone worker's
+   * payment recovery): `IdempotentExecutor` on the same store, no interceptor. It stores no
+   * business rejections (a resume never prepares; nothing to classify) and seals nothing (no
+   * resumable operation answers a secret).
+   */
+  static forExecutor(
+    options: Pick<IdempotencyModuleOptions, 'ttlSeconds' | 'clock' | 'observer'>,
+  ): DynamicModule {
+    const resolved: ExecutorOptions = { ...options, classifier: { classify: () => null } };
+    return {
+      module: IdempotencyModule,
+      global: true,
+      providers: [
+        { provide: IDEMPOTENCY_OPTIONS, useValue: resolved },
+        { provide: IDEMPOTENCY_OBSERVER, useValue: options.observer ?? NO_OP_IDEMPOTENCY_OBSERVER },
+        executorProvider(),
+      ],
+      exports: [IDEMPOTENCY_OBSERVER, IdempotentExecutor],
+    };
+  }
+}
+
+/** What building the executor reads of the module's options. */
+type ExecutorOptions = Pick<
+  IdempotencyModuleOptions,
+  'ttlSeconds' | 'benchmarkBypass' | 'classifier' | 'clock' | 'sealer'
+>;
+
+function executorProvider(): Provider {
+  return {
+    provide: IdempotentExecutor,
+    inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, TransactionHost, DataSource],
+    useFactory: (
+      resolved: ExecutorOptions,
+      observer: IdempotencyObserver,
+      txHost: ClsTransactionHost,
+      dataSource: DataSource,
+    ): IdempotentExecutor => {
+      const transactions = clsTransactionRunner(txHost);
+      if (resolved.benchmarkBypass === true) return new UnkeyedExecutor(transactions);
+      return new IdempotencyProtocol({
+        ttlSeconds: resolved.ttlSeconds,
+        transactions,
+        records: new IdempotencyRecordRepository(clsTransactionalSql(txHost), autocommitSql(dataSource)),
+        classifier: resolved.classifier,
+        clock: resolved.clock,
+        sealer: resolved.sealer,
+        observer,
+      });
+    },
+  };
 }

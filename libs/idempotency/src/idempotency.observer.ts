@@ -18,6 +18,16 @@ export const IDEMPOTENCY_OUTCOMES = [
   'invalid_key',
   /** first use, and the operation refused: the rejection was stored with the key */
   'business_rejection',
+  /**
+   * an operation with an external effect whose outcome is not known yet: `202`, nothing stored,
+   * the key stays unfinished
+   */
+  'pending',
+  /**
+   * an unfinished operation taken over (a retry after the lease ran out, or the recovery) and
+   * finished: its answer was stored with the key
+   */
+  'resumed',
 ] as const;
 
 export type IdempotencyOutcome = (typeof IDEMPOTENCY_OUTCOMES)[number];

@@ -31,4 +31,12 @@ export interface IdempotentRouteOptions<TResult = unknown> extends IdempotentOpe
    * `OPERATOR_TENANT_ID`.
    */
   scope?: 'tenant' | 'operator';
+  /**
+   * `external`: the operation's effect happens outside the database. The handler returns an
+   * `ExternalEffect` (built from the body, doing nothing yet), which the protocol prepares,
+   * performs and settles (`IdempotentExecutor.executeExternal`); the answer may be `202` while
+   * the outcome is unknown. Default `local`: the handler is the operation, run in the key's
+   * transaction.
+   */
+  effect?: 'local' | 'external';
 }

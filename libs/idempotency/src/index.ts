@@ -4,13 +4,24 @@ export {
   IdempotentExecutor,
   UnkeyedExecutor,
   JSON_CONTENT_TYPE,
+  PENDING_STATUS,
+  RecoveryPoints,
 } from './idempotency-protocol';
 export type {
+  ExternalCall,
   IdempotencyProtocolOptions,
   IdempotentAnswer,
   IdempotentCall,
   IdempotentOperation,
 } from './idempotency-protocol';
+export type {
+  EffectAttempt,
+  EffectResult,
+  ExternalEffect,
+  ResumeResult,
+  StalledOperation,
+  StalledOperationsQuery,
+} from './external-effect';
 export { decide } from './idempotency-state-machine';
 export type { KeyDecision } from './idempotency-state-machine';
 export { IDEMPOTENCY_RECORD_STATES, OPERATOR_TENANT_ID } from './idempotency-record';
@@ -55,6 +66,8 @@ export {
 } from './idempotency.observer';
 export type { IdempotencyObserver, IdempotencyOutcome } from './idempotency.observer';
 // Maintenance
+export { readUnfinishedOperations, UNFINISHED_AGE_CLASSES } from './unfinished-operations';
+export type { UnfinishedAgeClass, UnfinishedOperations } from './unfinished-operations';
 export { purgeExpiredIdempotencyRecords } from './purge-expired-idempotency-records';
 export type { PurgeOptions } from './purge-expired-idempotency-records';
 export { IdempotencyPurgeModule } from './idempotency-purge.module';

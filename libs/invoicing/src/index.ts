@@ -2,6 +2,8 @@ export { InvoicingModule } from './invoicing.module';
 export { IssueInvoiceHandler } from './issue-invoice/issue-invoice.handler';
 export { IssueInvoiceDto } from './issue-invoice/issue-invoice.dto';
 export { InvoiceQueries } from './invoices/invoice-queries';
+export { InvoiceBalances } from './invoices/invoice-balances';
+export type { PayableInvoice } from './invoices/invoice-balances';
 export { InvoiceListView, InvoiceView } from './invoices/invoice.view';
 export { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
 export { IssueCreditNoteDto } from './issue-credit-note/issue-credit-note.dto';

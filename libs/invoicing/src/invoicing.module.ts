@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DocumentsModule } from '@ledgerkey/documents';
 import { CreditNoteQueries } from './credit-notes/credit-note-queries';
 import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
+import { InvoiceBalances } from './invoices/invoice-balances';
 import { InvoiceQueries } from './invoices/invoice-queries';
 import { InvoicesRepository } from './invoices/invoices.repository';
 import { IssueCreditNoteHandler } from './issue-credit-note/issue-credit-note.handler';
@@ -15,6 +16,7 @@ import { SettlementsRepository } from './settlements/settlements.repository';
   imports: [DocumentsModule],
   providers: [
     InvoicesRepository,
+    InvoiceBalances,
     DocumentSequenceRepository,
     IssueInvoiceHandler,
     InvoiceQueries,
@@ -28,6 +30,7 @@ import { SettlementsRepository } from './settlements/settlements.repository';
   exports: [
     IssueInvoiceHandler,
     InvoiceQueries,
+    InvoiceBalances,
     IssueCreditNoteHandler,
     CreditNoteQueries,
     RecordSettlementHandler,

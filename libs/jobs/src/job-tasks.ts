@@ -67,4 +67,6 @@ export const JobTasks = {
   SweepWebhookLeases: jobTask<Record<string, never>>('sweep_webhook_leases'),
   /** Deletes expired idempotency records; by crontab. */
   PurgeIdempotencyKeys: jobTask<Record<string, never>>('purge_idempotency_keys'),
+  /** Resumes payments whose attempt stopped without an outcome; by crontab and in each worker. */
+  RecoverPayments: jobTask<Record<string, never>>('recover_payments'),
 } as const;

@@ -8,6 +8,8 @@ export const Account = {
   Expense: 'expense',
   VatReceivable: 'vat_receivable',
   AccountsPayable: 'accounts_payable',
+  /** Money a payment provider collected for us and has not paid out yet. */
+  ProviderClearing: 'provider_clearing',
 } as const;
 
 export type AccountCode = (typeof Account)[keyof typeof Account];

@@ -13,6 +13,7 @@ export type { AccountCode } from './accounts';
 export type { JournalEntryDraft, JournalLine } from './journal-entry';
 export {
   creditNotePosting,
+  paymentPosting,
   purchaseInvoicePosting,
   salesInvoicePosting,
   settlementPosting,

@@ -45,3 +45,14 @@ export function purchaseInvoicePosting(totals: DocumentTotals): JournalLine[] {
     { account: Account.AccountsPayable, debit: 0, credit: totals.grossTotal },
   ];
 }
+
+/**
+ * A customer's payment collected by the payment provider: debit provider clearing (the provider
+ * holds the money until its payout), credit receivables.
+ */
+export function paymentPosting(payment: { amount: number }): JournalLine[] {
+  return [
+    { account: Account.ProviderClearing, debit: payment.amount, credit: 0 },
+    { account: Account.AccountsReceivable, debit: 0, credit: payment.amount },
+  ];
+}

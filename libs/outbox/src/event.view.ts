@@ -5,6 +5,8 @@ export const EVENT_TYPES = [
   'credit_note.created',
   'settlement.created',
   'purchase_invoice.created',
+  'payment.succeeded',
+  'payment.failed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -14,7 +16,9 @@ export class EventView {
   @ApiProperty({ enum: ['event'] }) object: 'event';
   @ApiProperty({ enum: EVENT_TYPES }) type: EventType;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ description: '`{ object: <the created document, as its GET returns it> }`' })
+  @ApiProperty({
+    description: '`{ object: <the created document or the payment, as its GET returns it> }`',
+  })
   data: { object: unknown };
 }
 

@@ -67,14 +67,20 @@ export class EventsRepository {
    * from here to COMMIT.
    */
   @Transactional(Propagation.Mandatory)
-  async append(companyId: string, type: EventType, object: { createdAt: string }): Promise<string> {
+  async append(
+    companyId: string,
+    type: EventType,
+    object: { createdAt: string },
+    /** When it happened, if not when `object` was created (a payment's outcome). */
+    occurredAt: string = object.createdAt,
+  ): Promise<string> {
     const id = randomUUID();
     await this.txHost.tx.query(APPEND_EVENT_SQL, [
       id,
       companyId,
       type,
       JSON.stringify({ object }),
-      object.createdAt,
+      occurredAt,
     ]);
     return id;
   }

@@ -4,6 +4,7 @@ import { DeliveryMetrics } from './delivery.metrics';
 import { HttpMetrics } from './http.metrics';
 import { IdempotencyMetrics } from './idempotency.metrics';
 import { MetricsController } from './metrics.controller';
+import { PaymentMetrics } from './payment.metrics';
 
 /**
  * GET /metrics and the metrics behind it. Each application has its own registry (not
@@ -23,7 +24,8 @@ import { MetricsController } from './metrics.controller';
     IdempotencyMetrics,
     HttpMetrics,
     DeliveryMetrics,
+    PaymentMetrics,
   ],
-  exports: [IdempotencyMetrics, HttpMetrics],
+  exports: [IdempotencyMetrics, HttpMetrics, PaymentMetrics],
 })
 export class MetricsModule {}

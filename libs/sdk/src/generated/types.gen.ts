@@ -283,8 +283,75 @@ export type SettlementListView = {
     hasMore: boolean;
 };
 
+export type CreatePaymentDto = {
+    /**
+     * A sales invoice of your company
+     */
+    invoiceId: string;
+    /**
+     * Integer in the invoice currency's minor unit. Default: the whole outstanding amount (gross − credited − paid − payments of the invoice still processing), as of the first execution.
+     */
+    amount?: number;
+    /**
+     * Optional check: must be the invoice's currency (else 422 `currency_mismatch`)
+     */
+    currency?: string;
+    /**
+     * The customer's payment method at the provider (1–255 visible ASCII). The provider sandbox knows `pm_card_visa`, `pm_card_declined`, `pm_card_timeout`, `pm_card_error` and `pm_card_lost_response`.
+     */
+    paymentMethod: string;
+};
+
+export type PaymentView = {
+    id: string;
+    object: 'payment';
+    /**
+     * The sales invoice it pays
+     */
+    invoiceId: string;
+    /**
+     * Integer in the currency minor unit
+     */
+    amount: number;
+    /**
+     * The invoice's currency
+     */
+    currency: string;
+    /**
+     * `processing` while the outcome is not known (a retry with the same Idempotency-Key resumes it); `succeeded` and `failed` are final.
+     */
+    status: 'processing' | 'succeeded' | 'failed';
+    /**
+     * With `failed`: the provider's decline code, or its refusal code when it refused the request (e.g. `payment_method_unknown`); otherwise null.
+     */
+    failureCode: string | null;
+    /**
+     * The payment provider
+     */
+    provider: string;
+    /**
+     * Our stable reference of this payment, fixed before the provider is called: sent as the provider's idempotency key and as the charge reference.
+     */
+    providerReference: string;
+    /**
+     * The provider's charge, once it is known
+     */
+    providerChargeId: string | null;
+    createdAt: string;
+    /**
+     * When the outcome was recorded (= createdAt while processing)
+     */
+    updatedAt: string;
+};
+
+export type PaymentListView = {
+    object: 'list';
+    data: Array<PaymentView>;
+    hasMore: boolean;
+};
+
 export type JournalLineView = {
-    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable';
+    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing';
     /**
      * Minor units
      */
@@ -319,7 +386,7 @@ export type JournalEntryListView = {
 };
 
 export type TrialBalanceRow = {
-    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable';
+    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing';
     currency: string;
     /**
      * Sum of the debits: integer minor units as a decimal string (exact beyond 2^53)
@@ -363,10 +430,10 @@ export type EventView = {
      */
     id: string;
     object: 'event';
-    type: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created';
+    type: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed';
     createdAt: string;
     /**
-     * `{ object: <the created document, as its GET returns it> }`
+     * `{ object: <the created document or the payment, as its GET returns it> }`
      */
     data: {
         [key: string]: unknown;
@@ -387,14 +454,14 @@ export type CreateWebhookEndpointDto = {
     /**
      * Event types to receive; `"*"` receives every type, including types added later.
      */
-    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | '*'>;
+    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
 };
 
 export type CreatedWebhookEndpointView = {
     id: string;
     object: 'webhook_endpoint';
     url: string;
-    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | '*'>;
+    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
@@ -408,7 +475,7 @@ export type WebhookEndpointView = {
     id: string;
     object: 'webhook_endpoint';
     url: string;
-    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | '*'>;
+    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
@@ -476,7 +543,7 @@ export type CreatedCompanyView = {
     apiKey: string;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable';
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -1039,6 +1106,149 @@ export type ListSettlementsResponses = {
 };
 
 export type ListSettlementsResponse = ListSettlementsResponses[keyof ListSettlementsResponses];
+
+export type CreatePaymentData = {
+    body: CreatePaymentDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/payments/create';
+};
+
+export type CreatePaymentErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`: the invoice does not exist in your company
+     */
+    404: ProblemDetails;
+    /**
+     * `idempotency_key_in_use`: an attempt with this key is running (its lease still runs)
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * `amount_exceeds_outstanding` (above gross − credited − paid − payments still processing, or nothing outstanding), `invoice_fully_credited`, `currency_mismatch` or `idempotency_key_reused`. Nothing is charged.
+     *
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * `payment_provider_unavailable` (no provider configured) or `service_unavailable`; nothing stored or charged
+     */
+    503: ProblemDetails;
+};
+
+export type CreatePaymentError = CreatePaymentErrors[keyof CreatePaymentErrors];
+
+export type CreatePaymentResponses = {
+    /**
+     * Final: `succeeded` or `failed` (stored, replayed)
+     */
+    201: PaymentView;
+    /**
+     * The outcome is not known yet: `status: processing`. Not stored: retry with the same Idempotency-Key after `Retry-After` seconds (it resumes this payment, never a second charge), or poll `Location`.
+     */
+    202: PaymentView;
+};
+
+export type CreatePaymentResponse = CreatePaymentResponses[keyof CreatePaymentResponses];
+
+export type GetPaymentData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/payments/{id}';
+};
+
+export type GetPaymentErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetPaymentError = GetPaymentErrors[keyof GetPaymentErrors];
+
+export type GetPaymentResponses = {
+    200: PaymentView;
+};
+
+export type GetPaymentResponse = GetPaymentResponses[keyof GetPaymentResponses];
+
+export type ListPaymentsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        /**
+         * Id of the last object of the previous page
+         */
+        startingAfter?: string;
+        /**
+         * Only the payments of this invoice
+         */
+        invoiceId?: string;
+    };
+    url: '/v1/payments';
+};
+
+export type ListPaymentsErrors = {
+    /**
+     * The request is invalid (`validation_failed`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ListPaymentsError = ListPaymentsErrors[keyof ListPaymentsErrors];
+
+export type ListPaymentsResponses = {
+    200: PaymentListView;
+};
+
+export type ListPaymentsResponse = ListPaymentsResponses[keyof ListPaymentsResponses];
 
 export type ListJournalEntriesData = {
     body?: never;

@@ -1,0 +1,97 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { readUnfinishedOperations, type UnfinishedOperations } from '@ledgerkey/idempotency';
+import {
+  PAYMENT_RECOVERY_RESULTS,
+  type PaymentRecoveryResult,
+  type PaymentsObserver,
+  type ProviderCall,
+  type ProviderCallOutcome,
+} from '@ledgerkey/payments';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+
+/**
+ * Payments: provider calls by outcome with their latency and recoveries by result (this process's,
+ * as the payments lib reports them), and operations left unfinished by age (read from the database
+ * at scrape time: the same for every process; aggregate with max).
+ */
+@Injectable()
+export class PaymentMetrics implements PaymentsObserver {
+  private readonly logger = new Logger('Metrics');
+  private readonly calls: Histogram<'call' | 'outcome'>;
+  private readonly recoveries: Counter<'result'>;
+  private pendingReading: Promise<UnfinishedOperations[]> | undefined;
+
+  constructor(registry: Registry, dataSource: DataSource) {
+    this.calls = new Histogram({
+      name: 'ledgerkey_payment_provider_call_duration_seconds',
+      help:
+        'Calls to the payment provider by call (create_charge, find_charge) and outcome (succeeded, failed, ' +
+        'rejected, or why unknown: timeout, no_answer, server_error, …; lookups: found, not_found, unavailable, …).',
+      labelNames: ['call', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    });
+    this.recoveries = new Counter({
+      name: 'ledgerkey_payment_recoveries_total',
+      help: 'Payments the recovery worker of this process took over, by result (succeeded, failed, pending, skipped, error).',
+      labelNames: ['result'],
+      registers: [registry],
+    });
+    for (const result of PAYMENT_RECOVERY_RESULTS) this.recoveries.inc({ result }, 0);
+    const unfinished: Gauge<'operation' | 'state' | 'age'> = new Gauge({
+      name: 'ledgerkey_idempotency_unfinished_operations',
+      help:
+        'Operations with an effect outside the database that have no outcome yet (payments processing), by ' +
+        'operation, state (in_progress, failed_retryable) and age since they started (under_1m, 1m_to_10m, ' +
+        '10m_to_1h, over_1h): old ones are stuck.',
+      labelNames: ['operation', 'state', 'age'],
+      registers: [registry],
+      collect: () =>
+        this.refresh(unfinished, dataSource, (rows) => {
+          unfinished.reset();
+          for (const row of rows)
+            unfinished.set({ operation: row.operation, state: row.state, age: row.age }, row.count);
+        }),
+    });
+    const oldest: Gauge<'operation'> = new Gauge({
+      name: 'ledgerkey_idempotency_oldest_unfinished_operation_age_seconds',
+      help: 'Age of the oldest unfinished operation, by operation (no sample when none is unfinished).',
+      labelNames: ['operation'],
+      registers: [registry],
+      collect: () =>
+        this.refresh(oldest, dataSource, (rows) => {
+          oldest.reset();
+          const ages = new Map<string, number>();
+          for (const row of rows)
+            ages.set(row.operation, Math.max(ages.get(row.operation) ?? 0, row.oldestAgeSeconds));
+          for (const [operation, age] of ages) oldest.set({ operation }, age);
+        }),
+    });
+  }
+
+  providerCall(call: ProviderCall, outcome: ProviderCallOutcome, seconds: number): void {
+    this.calls.observe({ call, outcome }, seconds);
+  }
+
+  recovery(result: PaymentRecoveryResult): void {
+    this.recoveries.inc({ result });
+  }
+
+  /** Both gauges come from one query per scrape (prom-client collects them concurrently). */
+  private async refresh(
+    metric: Gauge<'operation' | 'state' | 'age'> | Gauge<'operation'>,
+    dataSource: DataSource,
+    apply: (rows: UnfinishedOperations[]) => void,
+  ): Promise<void> {
+    this.pendingReading ??= readUnfinishedOperations(dataSource).finally(() => {
+      this.pendingReading = undefined;
+    });
+    try {
+      apply(await this.pendingReading);
+    } catch (error) {
+      metric.reset();
+      this.logger.warn({ err: error }, 'could not read the unfinished operations from the database');
+    }
+  }
+}

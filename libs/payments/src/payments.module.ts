@@ -1,0 +1,68 @@
+import { type DynamicModule, Module, type Provider } from '@nestjs/common';
+import { InvoicingModule } from '@ledgerkey/invoicing';
+import { JobsModule } from '@ledgerkey/jobs';
+import { LedgerModule } from '@ledgerkey/ledger';
+import { OutboxModule } from '@ledgerkey/outbox';
+import { CreatePaymentHandler } from './create-payment/create-payment.handler';
+import { ObservedPaymentProvider } from './observed-payment-provider';
+import type { PaymentProvider } from './payment-provider';
+import { PaymentJobs } from './payment-jobs';
+import { PAYMENTS_OPTIONS, PAYMENT_PROVIDER, type PaymentsOptions } from './payments-options';
+import { NO_OP_PAYMENTS_OBSERVER } from './payments.observer';
+import { PaymentQueries } from './payments/payment-queries';
+import { PaymentsRepository } from './payments/payments.repository';
+import { RecoverPaymentsHandler } from './recover-payments/recover-payments.handler';
+import { SandboxPaymentProvider } from './sandbox/sandbox-payment-provider';
+
+/**
+ * Payments through the payment provider: the create use case (run by the idempotency protocol as
+ * an external effect), queries, and the recovery task (registered in the process's JobRegistry).
+ * Needs the DataSource, nestjs-cls and a global `IdempotentExecutor` (IdempotencyModule).
+ */
+@Module({})
+export class PaymentsModule {
+  static forRootAsync(options: {
+    imports?: DynamicModule['imports'];
+    inject?: Array<string | symbol | Function>;
+    useFactory: (...deps: never[]) => PaymentsOptions;
+  }): DynamicModule {
+    const optionsProvider: Provider = {
+      provide: PAYMENTS_OPTIONS,
+      inject: options.inject ?? [],
+      useFactory: options.useFactory,
+    };
+    const providerProvider: Provider = {
+      provide: PAYMENT_PROVIDER,
+      inject: [PAYMENTS_OPTIONS],
+      useFactory: paymentProviderOf,
+    };
+    return {
+      module: PaymentsModule,
+      imports: [InvoicingModule, LedgerModule, OutboxModule, JobsModule, ...(options.imports ?? [])],
+      providers: [
+        optionsProvider,
+        providerProvider,
+        PaymentsRepository,
+        PaymentQueries,
+        CreatePaymentHandler,
+        RecoverPaymentsHandler,
+        PaymentJobs,
+      ],
+      exports: [CreatePaymentHandler, PaymentQueries, RecoverPaymentsHandler, PAYMENT_PROVIDER],
+    };
+  }
+}
+
+/** The configured provider (the sandbox adapter: the only one so far), observed; null without a URL. */
+function paymentProviderOf(options: PaymentsOptions): PaymentProvider | null {
+  const { provider, providerTimeoutMs } = options.config;
+  if (provider.url === undefined || provider.apiKey === undefined) return null;
+  return new ObservedPaymentProvider(
+    new SandboxPaymentProvider({
+      baseUrl: provider.url,
+      apiKey: provider.apiKey,
+      readTimeoutMs: providerTimeoutMs,
+    }),
+    options.observer ?? NO_OP_PAYMENTS_OBSERVER,
+  );
+}
