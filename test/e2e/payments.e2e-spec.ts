@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import type { Response } from 'supertest';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { eventually, paymentBooksOf, paymentEntryOf, paymentEnv } from '../support/payment-books';
+import { aSettlement } from '../support/settlement.builder';
 import {
   SandboxHttp,
   startTestSandbox,
@@ -535,6 +536,40 @@ describe('payments', () => {
       expect(books.payments.map((payment) => payment.status)).toEqual(['succeeded', 'succeeded']);
       expect(books.invoices[invoice.id].paid).toBe(2 * amount);
       expect((await counters()).charges.total).toBe(chargesBefore + 2);
+    });
+  });
+
+  describe('settlements', () => {
+    it('a settlement cannot take what a processing payment holds back; the payment then succeeds in full', async () => {
+      const company = await api.newCompany();
+      const invoice = await anIssuedInvoice(company);
+      const key = newKey('pay');
+      const body = { invoiceId: invoice.id, amount: 10_000, paymentMethod: 'pm_card_timeout' };
+      const processing = await pay(company, body, key);
+      expect(processing.body).toMatchObject({ status: 'processing' });
+      const settle = (payoutId: string, amount: number) =>
+        api.http
+          .post('/v1/settlements/create')
+          .set(company.auth)
+          .set('Idempotency-Key', newKey('settle'))
+          .send(aSettlement().forPayout(payoutId).withFee(0).allocating(invoice.id, amount).build());
+
+      const refused = await settle(`po_${randomUUID()}`, GROSS - 10_000 + 1);
+      expect({ status: refused.status, code: refused.body.code }).toEqual({
+        status: 422,
+        code: 'allocation_exceeds_outstanding',
+      });
+      expect(refused.body.detail).toContain('payments still processing 10000');
+      const rest = await settle(`po_${randomUUID()}`, GROSS - 10_000);
+      expect(rest.status).toBe(201);
+
+      const final = await payUntilFinal(company, body, key);
+
+      expect(final.status).toBe(201);
+      expect(final.body).toMatchObject({ id: processing.body.id, status: 'succeeded', amount: 10_000 });
+      const books = await paymentBooksOf(db, company.companyId);
+      expect(books.invoices[invoice.id]).toEqual({ gross: GROSS, paid: GROSS });
+      expect(books.entries).toEqual({ [processing.body.id]: paymentEntryOf(10_000) });
     });
   });
 
