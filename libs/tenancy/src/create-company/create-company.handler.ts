@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { apiKeyPrefix, generateApiKey, hashApiKey } from '../api-key';
 import { CompaniesRepository } from '../companies.repository';
 import type { Company } from '../company';
+import { CreateApiKeyHandler } from '../create-api-key/create-api-key.handler';
 
 export interface CreatedCompany {
   companyId: string;
@@ -12,14 +12,16 @@ export interface CreatedCompany {
 
 @Injectable()
 export class CreateCompanyHandler {
-  constructor(private readonly companies: CompaniesRepository) {}
+  constructor(
+    private readonly companies: CompaniesRepository,
+    private readonly createApiKey: CreateApiKeyHandler,
+  ) {}
 
-  /** Creates a company and its first API key in one transaction. */
+  /** Creates a company and its first API key (`read_write`, unnamed) in one transaction. */
   @Transactional()
   async execute(input: Omit<Company, 'id'>): Promise<CreatedCompany> {
     const company = await this.companies.insert(input);
-    const apiKey = generateApiKey();
-    await this.companies.insertApiKey(company.id, hashApiKey(apiKey), apiKeyPrefix(apiKey));
-    return { companyId: company.id, apiKey };
+    const { secret } = await this.createApiKey.execute(company.id, { scope: 'read_write' });
+    return { companyId: company.id, apiKey: secret };
   }
 }
