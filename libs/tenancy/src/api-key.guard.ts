@@ -24,7 +24,8 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * 1. a key this process has verified recently (`VerifiedApiKeys`) is taken from memory;
  * 2. any other request — missing, malformed, unknown or not yet verified key — first takes from
  *    its client address's rate limit, so a flood of random keys is refused (`429`) before it
- *    reaches the database, then the key is looked up;
+ *    reaches the database, then the key is looked up (once: concurrent requests with the same
+ *    key wait for that lookup and take nothing from the address);
  * 3. the request takes from its company's rate limit (`429 rate_limited`, `Retry-After`);
  * 4. a `read_only` key may only read (`403 forbidden`).
  * Every answer carries the `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` of the
@@ -32,6 +33,9 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  /** Lookups in flight by key hash (hex): concurrent requests with one unverified key share one. */
+  private readonly lookups = new Map<string, Promise<VerifiedApiKey>>();
+
   constructor(
     private readonly apiKeys: ApiKeysRepository,
     private readonly verified: VerifiedApiKeys,
@@ -52,9 +56,15 @@ export class ApiKeyGuard implements CanActivate {
     const hashHex = hash?.toString('hex');
     let key = hashHex === undefined ? undefined : this.verified.get(hashHex);
     if (!key) {
-      admit(response, this.limiter.address(request.ip ?? request.socket.remoteAddress ?? 'unknown'));
-      if (!hash || !hashHex) throw new UnauthorizedError();
-      key = await this.lookUp(hash, hashHex);
+      const inFlight = hashHex === undefined ? undefined : this.lookups.get(hashHex);
+      if (inFlight) {
+        // The burst of a client whose key is being verified right now waits for that one lookup.
+        key = await inFlight;
+      } else {
+        admit(response, this.limiter.address(request.ip ?? request.socket.remoteAddress ?? 'unknown'));
+        if (!hash || !hashHex) throw new UnauthorizedError();
+        key = await this.lookUp(hash, hashHex);
+      }
     }
     admit(response, this.limiter.company(key.company.id));
     if (key.scope === 'read_only' && !READ_METHODS.has(request.method)) throw new ForbiddenError();
@@ -62,12 +72,18 @@ export class ApiKeyGuard implements CanActivate {
     return true;
   }
 
-  private async lookUp(hash: Buffer, hashHex: string): Promise<VerifiedApiKey> {
+  private lookUp(hash: Buffer, hashHex: string): Promise<VerifiedApiKey> {
     const ticket = this.verified.startLookup();
-    const key = await this.apiKeys.findActiveByHash(hash);
-    if (!key) throw new UnauthorizedError();
-    this.verified.put(hashHex, key, ticket);
-    return key;
+    const lookup = this.apiKeys
+      .findActiveByHash(hash)
+      .then((key) => {
+        if (!key) throw new UnauthorizedError();
+        this.verified.put(hashHex, key, ticket);
+        return key;
+      })
+      .finally(() => this.lookups.delete(hashHex));
+    this.lookups.set(hashHex, lookup);
+    return lookup;
   }
 }
 
