@@ -249,12 +249,12 @@ describe('API keys and rate limits across two API processes', () => {
     expect(drain.filter((answer) => answer.status === 429).length).toBeGreaterThanOrEqual(RATE);
 
     const locker = await db.connect();
-    let flood: Array<Promise<Answer>> = [];
+    const flood: Array<Promise<Answer>> = [];
     try {
       // Every key lookup now waits for this lock: an answer that comes back meanwhile never looked.
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
-      flood = Array.from({ length: 10 }, () => call(a, '/v1/events', unknownKey()));
+      flood.push(...Array.from({ length: 10 }, () => call(a, '/v1/events', unknownKey())));
       await sleep(1_000);
       const settled = await Promise.all(
         flood.map((answer) => Promise.race([answer, sleep(10).then(() => null)])),
