@@ -38,6 +38,14 @@ export class CompaniesRepository {
     return { id, ...company };
   }
 
+  async findById(companyId: string): Promise<Company | null> {
+    const rows = await this.txHost.tx.query<CompanyRow[]>(
+      `SELECT id, name, country_code, currency FROM companies WHERE id = $1`,
+      [companyId],
+    );
+    return rows[0] ? toCompany(rows[0]) : null;
+  }
+
   /** Every company, oldest first (operators' CLI). */
   async list(): Promise<CompanyListItem[]> {
     const rows = await this.txHost.tx.query<Array<CompanyRow & { created_at: Date; active_keys: number }>>(
