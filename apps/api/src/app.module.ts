@@ -31,6 +31,7 @@ import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
+import { ApiKeysController } from './api-keys/api-keys.controller';
 import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
 import { replayBodySealer } from './replay-body-sealer';
 import { ProblemDetailsFilter } from './problem-details.filter';
@@ -65,7 +66,7 @@ export class AppModule {
           migrations: MIGRATIONS,
         }),
         SecretsModule.forRoot(config.secrets),
-        TenancyModule,
+        TenancyModule.forRoot(config.rateLimits),
         LedgerModule,
         OutboxModule,
         InvoicingModule,
@@ -121,6 +122,7 @@ export class AppModule {
         EventsController,
         WebhookEndpointsController,
         CompanyProfileController,
+        ApiKeysController,
         AdminController,
         HealthController,
       ],

@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DatabaseHandle } from '@ledgerkey/database';
 import { nestLogLevels } from '@ledgerkey/process';
+import { RevocationListener } from '@ledgerkey/tenancy';
 import { AppModule } from './app.module';
 import type { ApiConfig } from './config';
 import { jsonBody } from './json-body';
@@ -25,5 +26,7 @@ export async function createApp(
   app.use(jsonBody(config.requestBodyLimitBytes));
   app.disable('x-powered-by');
   setupOpenApi(app);
+  // Hears of API key revocations made through any process; stopped by app.close() or main's stop.
+  await app.get(RevocationListener).start(database.url);
   return app;
 }
