@@ -8,6 +8,7 @@ import { jsonBody } from './json-body';
 import { setupObservability } from './observability';
 import { setupOpenApi } from './openapi';
 import { pathParameterDecoding } from './path-parameters';
+import { parseQuery } from './query-parser';
 
 /** The HTTP application exactly as production runs it (tests use this too). */
 export async function createApp(
@@ -24,6 +25,7 @@ export async function createApp(
   app.use(pathParameterDecoding());
   app.use(jsonBody(config.requestBodyLimitBytes));
   app.disable('x-powered-by');
+  app.set('query parser', parseQuery);
   setupOpenApi(app);
   return app;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder } from '@ledgerkey/documents';
 import { creditNotePosting } from '@ledgerkey/ledger';
 import type { CreditNoteView } from '../credit-notes/credit-note.view';
@@ -49,6 +49,7 @@ export class IssueCreditNoteHandler {
       memo: dto.memo ?? null,
       currency: invoice.currency,
       ...credit,
+      metadata: metadataOf(dto.metadata),
       createdAt: now.toISOString(),
     };
     const insert = async () => {
