@@ -13,9 +13,11 @@ import {
   listCreditNotes,
   listEvents,
   listJournalEntries,
+  listPayments,
   listPurchaseInvoices,
   listSalesInvoices,
   listSettlements,
+  getPayment,
 } from './generated/sdk.gen.js';
 import type {
   CreditNoteListView,
@@ -27,6 +29,16 @@ import type {
   IssueCreditNoteDto,
   IssueInvoiceDto,
   JournalEntryListView,
+  JournalEntryView,
+  ListCreditNotesData,
+  ListEventsData,
+  ListJournalEntriesData,
+  ListPaymentsData,
+  ListPurchaseInvoicesData,
+  ListSalesInvoicesData,
+  ListSettlementsData,
+  PaymentListView,
+  PaymentView,
   PurchaseInvoiceListView,
   PurchaseInvoiceView,
   RecordPurchaseInvoiceDto,
@@ -99,10 +111,29 @@ export interface CreateResult<T> {
   attempts: number;
 }
 
+/** Pagination every list takes: `limit`, one cursor, `order`. */
 export interface ListQuery {
   limit?: number;
   /** The id of the last object of the previous page. */
   startingAfter?: string;
+  /** The id of the first object of the next page: the page before it. */
+  endingBefore?: string;
+  /** `asc` (default): the list's natural order; `desc`: newest first. */
+  order?: 'asc' | 'desc';
+}
+
+/** Each list's query: pagination plus its filters, typed from the OpenAPI document. */
+export type InvoiceListQuery = NonNullable<ListSalesInvoicesData['query']>;
+export type CreditNoteListQuery = NonNullable<ListCreditNotesData['query']>;
+export type SettlementListQuery = NonNullable<ListSettlementsData['query']>;
+export type PurchaseInvoiceListQuery = NonNullable<ListPurchaseInvoicesData['query']>;
+export type PaymentListQuery = NonNullable<ListPaymentsData['query']>;
+export type EventListQuery = NonNullable<ListEventsData['query']>;
+export type JournalEntryListQuery = NonNullable<ListJournalEntriesData['query']>;
+
+interface ListPage<T> {
+  data: T[];
+  hasMore: boolean;
 }
 
 /** What one attempt of the generated client returns (its "fields" response style). */
@@ -134,8 +165,11 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<InvoiceView> =>
       this.read(options, (signal) => getSalesInvoice({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<InvoiceListView> =>
+    list: (query?: InvoiceListQuery, options?: CallOptions): Promise<InvoiceListView> =>
       this.read(options, (signal) => listSalesInvoices({ client: this.client, query, signal })),
+    /** Every invoice matching `query`, page after page: `for await (const invoice of …listAll({ … }))`. */
+    listAll: (query?: InvoiceListQuery, options?: CallOptions): AsyncGenerator<InvoiceView> =>
+      this.paginate(query, (page) => this.salesInvoices.list(page, options)),
   };
 
   readonly creditNotes = {
@@ -145,8 +179,10 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<CreditNoteView> =>
       this.read(options, (signal) => getCreditNote({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<CreditNoteListView> =>
+    list: (query?: CreditNoteListQuery, options?: CallOptions): Promise<CreditNoteListView> =>
       this.read(options, (signal) => listCreditNotes({ client: this.client, query, signal })),
+    listAll: (query?: CreditNoteListQuery, options?: CallOptions): AsyncGenerator<CreditNoteView> =>
+      this.paginate(query, (page) => this.creditNotes.list(page, options)),
   };
 
   readonly settlements = {
@@ -156,8 +192,10 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<SettlementView> =>
       this.read(options, (signal) => getSettlement({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<SettlementListView> =>
+    list: (query?: SettlementListQuery, options?: CallOptions): Promise<SettlementListView> =>
       this.read(options, (signal) => listSettlements({ client: this.client, query, signal })),
+    listAll: (query?: SettlementListQuery, options?: CallOptions): AsyncGenerator<SettlementView> =>
+      this.paginate(query, (page) => this.settlements.list(page, options)),
   };
 
   readonly purchaseInvoices = {
@@ -170,20 +208,37 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<PurchaseInvoiceView> =>
       this.read(options, (signal) => getPurchaseInvoice({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<PurchaseInvoiceListView> =>
+    list: (query?: PurchaseInvoiceListQuery, options?: CallOptions): Promise<PurchaseInvoiceListView> =>
       this.read(options, (signal) => listPurchaseInvoices({ client: this.client, query, signal })),
+    listAll: (query?: PurchaseInvoiceListQuery, options?: CallOptions): AsyncGenerator<PurchaseInvoiceView> =>
+      this.paginate(query, (page) => this.purchaseInvoices.list(page, options)),
+  };
+
+  /** Reads of payments (create a payment with `operations.createPayment`: it may answer 202). */
+  readonly payments = {
+    get: (id: string, options?: CallOptions): Promise<PaymentView> =>
+      this.read(options, (signal) => getPayment({ client: this.client, path: { id }, signal })),
+    list: (query?: PaymentListQuery, options?: CallOptions): Promise<PaymentListView> =>
+      this.read(options, (signal) => listPayments({ client: this.client, query, signal })),
+    listAll: (query?: PaymentListQuery, options?: CallOptions): AsyncGenerator<PaymentView> =>
+      this.paginate(query, (page) => this.payments.list(page, options)),
   };
 
   readonly events = {
     get: (id: string, options?: CallOptions): Promise<EventView> =>
       this.read(options, (signal) => getEvent({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<EventListView> =>
+    list: (query?: EventListQuery, options?: CallOptions): Promise<EventListView> =>
       this.read(options, (signal) => listEvents({ client: this.client, query, signal })),
+    /** In commit order by default: resume from the last event id you processed with `startingAfter`. */
+    listAll: (query?: EventListQuery, options?: CallOptions): AsyncGenerator<EventView> =>
+      this.paginate(query, (page) => this.events.list(page, options)),
   };
 
   readonly ledger = {
-    entries: (query?: ListQuery, options?: CallOptions): Promise<JournalEntryListView> =>
+    entries: (query?: JournalEntryListQuery, options?: CallOptions): Promise<JournalEntryListView> =>
       this.read(options, (signal) => listJournalEntries({ client: this.client, query, signal })),
+    allEntries: (query?: JournalEntryListQuery, options?: CallOptions): AsyncGenerator<JournalEntryView> =>
+      this.paginate(query, (page) => this.ledger.entries(page, options)),
     trialBalance: (options?: CallOptions): Promise<TrialBalanceView> =>
       this.read(options, (signal) => getTrialBalance({ client: this.client, signal })),
   };
@@ -230,6 +285,27 @@ export class LedgerkeyClient {
       keyExpiresAt: expires === null || Number.isNaN(Date.parse(expires)) ? undefined : new Date(expires),
       attempts: answer.attempts,
     };
+  }
+
+  /**
+   * Every object of a list, fetching the next page when the previous one is consumed (each page
+   * read retries like any read). Follows `startingAfter` from the first page; given
+   * `endingBefore`, walks backwards from it instead, yielding objects moving away from the cursor.
+   */
+  private async *paginate<T extends { id: string }, Q extends ListQuery>(
+    query: Q | undefined,
+    fetchPage: (query: Q) => Promise<ListPage<T>>,
+  ): AsyncGenerator<T> {
+    const backwards = query?.endingBefore !== undefined;
+    let next = { ...query } as Q;
+    for (;;) {
+      const page = await fetchPage(next);
+      const items = backwards ? [...page.data].reverse() : page.data;
+      for (const item of items) yield item;
+      const last = items.at(-1);
+      if (!page.hasMore || last === undefined) return;
+      next = backwards ? { ...next, endingBefore: last.id } : { ...next, startingAfter: last.id };
+    }
   }
 
   private async read<T>(options: CallOptions | undefined, attempt: Attempt<T>): Promise<T> {

@@ -54,6 +54,8 @@ export class InvoiceListQueryDto extends ListQueryDto {
     additionalProperties: { type: 'string' },
     example: { crmId: 'deal-3120' },
     description: 'Invoices whose metadata holds every pair given: `?metadata[crmId]=deal-3120`',
+    // Kept on the parameter by @nestjs/swagger (not in its typings): `metadata[key]=value`.
+    ...({ style: 'deepObject', explode: true } as object),
   })
   @IsOptional()
   @IsMetadataFilter()

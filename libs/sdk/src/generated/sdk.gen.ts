@@ -54,7 +54,6 @@ export const getSalesInvoice = <ThrowOnError extends boolean = false>(options: O
  * List sales invoices by series and number
  */
 export const listSalesInvoices = <ThrowOnError extends boolean = false>(options?: Options<ListSalesInvoicesData, ThrowOnError>): RequestResult<ListSalesInvoicesResponses, ListSalesInvoicesErrors, ThrowOnError> => (options?.client ?? client).get<ListSalesInvoicesResponses, ListSalesInvoicesErrors, ThrowOnError>({
-    querySerializer: { parameters: { metadata: { object: { style: 'form' } } } },
     security: [{
             key: 'bearer',
             scheme: 'bearer',
