@@ -25,7 +25,7 @@ export class InMemoryWebhookStore implements WebhookDedupStore<void> {
 
   async once<R>(
     webhookId: string,
-    effect: () => Promise<R>,
+    effect: (tx: void) => Promise<R>,
   ): Promise<{ duplicate: true } | { duplicate: false; result: R }> {
     for (;;) {
       if (this.applied.has(webhookId)) return { duplicate: true };
@@ -34,7 +34,7 @@ export class InMemoryWebhookStore implements WebhookDedupStore<void> {
       // The first's outcome decides: applied → duplicate; failed → this one runs.
       await first.catch(() => undefined);
     }
-    const run = effect();
+    const run = effect(undefined);
     this.running.set(webhookId, run);
     try {
       const result = await run;
