@@ -14,6 +14,7 @@ import { RequestDigest1765700000000 } from './1765700000000-request-digest';
 import { Payments1765800000000 } from './1765800000000-payments';
 import { CompanyProfileSellerSnapshot1765900000000 } from './1765900000000-company-profile-seller-snapshot';
 import { ApiKeyScopes1766100000000 } from './1766100000000-api-key-scopes';
+import { Metadata1766200000000 } from './1766200000000-metadata';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -32,4 +33,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   Payments1765800000000,
   CompanyProfileSellerSnapshot1765900000000,
   ApiKeyScopes1766100000000,
+  Metadata1766200000000,
 ];

@@ -119,6 +119,7 @@ describe('payments', () => {
         provider: 'sandbox',
         providerReference: `lkpay_${payment.id}`,
         providerChargeId: expect.stringMatching(/^ch_/),
+        metadata: {},
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });

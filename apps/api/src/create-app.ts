@@ -9,6 +9,7 @@ import { jsonBody } from './json-body';
 import { setupObservability } from './observability';
 import { setupOpenApi } from './openapi';
 import { pathParameterDecoding } from './path-parameters';
+import { parseQuery } from './query-parser';
 
 /** The HTTP application exactly as production runs it (tests use this too). */
 export async function createApp(
@@ -25,6 +26,7 @@ export async function createApp(
   app.use(pathParameterDecoding());
   app.use(jsonBody(config.requestBodyLimitBytes));
   app.disable('x-powered-by');
+  app.set('query parser', parseQuery);
   setupOpenApi(app);
   // Hears of API key revocations made through any process; stopped by app.close() or main's stop.
   await app.get(RevocationListener).start(database.url);

@@ -13,8 +13,13 @@ export interface CreateResult<T> {
   attempts: number;
 }
 
+/** Pagination every list takes: `limit`, one cursor, `order`. */
 export interface ListQuery {
   limit?: number;
   /** The id of the last object of the previous page. */
   startingAfter?: string;
+  /** The id of the first object of the next page: the page before it. */
+  endingBefore?: string;
+  /** `asc` (default): the list's natural order; `desc`: newest first. */
+  order?: 'asc' | 'desc';
 }

@@ -31,6 +31,14 @@ import type {
   IssueCreditNoteDto,
   IssueInvoiceDto,
   JournalEntryListView,
+  JournalEntryView,
+  ListCreditNotesData,
+  ListEventsData,
+  ListJournalEntriesData,
+  ListPaymentsData,
+  ListPurchaseInvoicesData,
+  ListSalesInvoicesData,
+  ListSettlementsData,
   PaymentListView,
   PaymentView,
   PurchaseInvoiceListView,
@@ -106,6 +114,19 @@ export interface CreateOptions extends CallOptions {
 /** How long `payments.createAndWait` and `payments.waitForFinal` wait by default: two minutes. */
 const DEFAULT_PAYMENT_WAIT_MS = 120_000;
 
+/** Each list's query: pagination plus its filters, typed from the OpenAPI document. */
+export type InvoiceListQuery = NonNullable<ListSalesInvoicesData['query']>;
+export type CreditNoteListQuery = NonNullable<ListCreditNotesData['query']>;
+export type SettlementListQuery = NonNullable<ListSettlementsData['query']>;
+export type PurchaseInvoiceListQuery = NonNullable<ListPurchaseInvoicesData['query']>;
+export type EventListQuery = NonNullable<ListEventsData['query']>;
+export type JournalEntryListQuery = NonNullable<ListJournalEntriesData['query']>;
+
+interface ListPage<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
 /** What one attempt of the generated client returns (its "fields" response style). */
 interface AttemptResult<T> {
   data?: T;
@@ -135,8 +156,11 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<InvoiceView> =>
       this.read(options, (signal) => getSalesInvoice({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<InvoiceListView> =>
+    list: (query?: InvoiceListQuery, options?: CallOptions): Promise<InvoiceListView> =>
       this.read(options, (signal) => listSalesInvoices({ client: this.client, query, signal })),
+    /** Every invoice matching `query`, page after page: `for await (const invoice of …listAll({ … }))`. */
+    listAll: (query?: InvoiceListQuery, options?: CallOptions): AsyncGenerator<InvoiceView> =>
+      this.paginate(query, (page) => this.salesInvoices.list(page, options)),
   };
 
   readonly creditNotes = {
@@ -146,8 +170,10 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<CreditNoteView> =>
       this.read(options, (signal) => getCreditNote({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<CreditNoteListView> =>
+    list: (query?: CreditNoteListQuery, options?: CallOptions): Promise<CreditNoteListView> =>
       this.read(options, (signal) => listCreditNotes({ client: this.client, query, signal })),
+    listAll: (query?: CreditNoteListQuery, options?: CallOptions): AsyncGenerator<CreditNoteView> =>
+      this.paginate(query, (page) => this.creditNotes.list(page, options)),
   };
 
   readonly settlements = {
@@ -157,8 +183,10 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<SettlementView> =>
       this.read(options, (signal) => getSettlement({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<SettlementListView> =>
+    list: (query?: SettlementListQuery, options?: CallOptions): Promise<SettlementListView> =>
       this.read(options, (signal) => listSettlements({ client: this.client, query, signal })),
+    listAll: (query?: SettlementListQuery, options?: CallOptions): AsyncGenerator<SettlementView> =>
+      this.paginate(query, (page) => this.settlements.list(page, options)),
   };
 
   readonly purchaseInvoices = {
@@ -171,8 +199,10 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<PurchaseInvoiceView> =>
       this.read(options, (signal) => getPurchaseInvoice({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<PurchaseInvoiceListView> =>
+    list: (query?: PurchaseInvoiceListQuery, options?: CallOptions): Promise<PurchaseInvoiceListView> =>
       this.read(options, (signal) => listPurchaseInvoices({ client: this.client, query, signal })),
+    listAll: (query?: PurchaseInvoiceListQuery, options?: CallOptions): AsyncGenerator<PurchaseInvoiceView> =>
+      this.paginate(query, (page) => this.purchaseInvoices.list(page, options)),
   };
 
   /**
@@ -214,18 +244,25 @@ export class LedgerkeyClient {
       this.read(options, (signal) => getPayment({ client: this.client, path: { id }, signal })),
     list: (query?: PaymentListQuery, options?: CallOptions): Promise<PaymentListView> =>
       this.read(options, (signal) => listPayments({ client: this.client, query, signal })),
+    listAll: (query?: PaymentListQuery, options?: CallOptions): AsyncGenerator<PaymentView> =>
+      this.paginate(query, (page) => this.payments.list(page, options)),
   };
 
   readonly events = {
     get: (id: string, options?: CallOptions): Promise<EventView> =>
       this.read(options, (signal) => getEvent({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<EventListView> =>
+    list: (query?: EventListQuery, options?: CallOptions): Promise<EventListView> =>
       this.read(options, (signal) => listEvents({ client: this.client, query, signal })),
+    /** In commit order by default: resume from the last event id you processed with `startingAfter`. */
+    listAll: (query?: EventListQuery, options?: CallOptions): AsyncGenerator<EventView> =>
+      this.paginate(query, (page) => this.events.list(page, options)),
   };
 
   readonly ledger = {
-    entries: (query?: ListQuery, options?: CallOptions): Promise<JournalEntryListView> =>
+    entries: (query?: JournalEntryListQuery, options?: CallOptions): Promise<JournalEntryListView> =>
       this.read(options, (signal) => listJournalEntries({ client: this.client, query, signal })),
+    allEntries: (query?: JournalEntryListQuery, options?: CallOptions): AsyncGenerator<JournalEntryView> =>
+      this.paginate(query, (page) => this.ledger.entries(page, options)),
     trialBalance: (options?: CallOptions): Promise<TrialBalanceView> =>
       this.read(options, (signal) => getTrialBalance({ client: this.client, signal })),
   };
@@ -331,6 +368,27 @@ export class LedgerkeyClient {
       attempts: answer.attempts,
     };
     return { result, headers };
+  }
+
+  /**
+   * Every object of a list, fetching the next page when the previous one is consumed (each page
+   * read retries like any read). Follows `startingAfter` from the first page; given
+   * `endingBefore`, walks backwards from it instead, yielding objects moving away from the cursor.
+   */
+  private async *paginate<T extends { id: string }, Q extends ListQuery>(
+    query: Q | undefined,
+    fetchPage: (query: Q) => Promise<ListPage<T>>,
+  ): AsyncGenerator<T> {
+    const backwards = query?.endingBefore !== undefined;
+    let next = { ...query } as Q;
+    for (;;) {
+      const page = await fetchPage(next);
+      const items = backwards ? [...page.data].reverse() : page.data;
+      for (const item of items) yield item;
+      const last = items.at(-1);
+      if (!page.hasMore || last === undefined) return;
+      next = backwards ? { ...next, endingBefore: last.id } : { ...next, startingAfter: last.id };
+    }
   }
 
   private async read<T>(options: CallOptions | undefined, attempt: Attempt<T>): Promise<T> {

@@ -1,5 +1,5 @@
-import type { PaymentView } from './generated/types.gen.js';
-import type { CreateResult, ListQuery } from './create-result.js';
+import type { ListPaymentsData, PaymentView } from './generated/types.gen.js';
+import type { CreateResult } from './create-result.js';
 import { parseRetryAfterMs } from './retry-policy.js';
 
 /** A payment whose outcome is known: the provider charged (`succeeded`) or declined (`failed`). */
@@ -28,10 +28,8 @@ export interface ProcessingPaymentResult extends CreateResult<ProcessingPayment>
 /** What `payments.create` returns: branch on `final` (or on `data.status`). */
 export type PaymentResult = FinalPaymentResult | ProcessingPaymentResult;
 
-export interface PaymentListQuery extends ListQuery {
-  /** Only the payments of this invoice. */
-  invoiceId?: string;
-}
+/** The payments list's query: pagination plus its filters, typed from the OpenAPI document. */
+export type PaymentListQuery = NonNullable<ListPaymentsData['query']>;
 
 /** How `payments.createAndWait` and `payments.waitForFinal` wait for a processing payment. */
 export interface PaymentWaitOptions {

@@ -51,7 +51,7 @@ export class ApiKeyCommands {
     let startingAfter: string | undefined;
     for (;;) {
       const page = await this.inContext(() =>
-        this.app.get(ApiKeyQueries).list(companyId, 100, startingAfter),
+        this.app.get(ApiKeyQueries).list(companyId, { limit: 100, startingAfter }),
       );
       keys.push(...page.data);
       if (!page.hasMore) break;

@@ -24,7 +24,7 @@ import {
   CurrentCompany,
   RevokeApiKeyHandler,
 } from '@ledgerkey/tenancy';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
+import { ListQueryDto } from '../list-query.dto';
 import { ResourceIdPipe } from '../resource-id.pipe';
 import { CREATE_API_KEY_OPERATION } from './create-api-key.operation';
 
@@ -79,7 +79,7 @@ export class ApiKeysController {
   })
   @ApiOkResponse({ type: ApiKeyListView, description: 'Never includes a key itself, only its prefix' })
   list(@Query() query: ListQueryDto, @CurrentCompany() company: Company): Promise<ApiKeyListView> {
-    return this.queries.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
+    return this.queries.list(company.id, query.page());
   }
 
   @Get(':id')

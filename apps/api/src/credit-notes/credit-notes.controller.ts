@@ -18,6 +18,7 @@ import {
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { ReadRoutes } from '../read-routes';
+import { CreditNoteListQueryDto } from './credit-note-list-query.dto';
 
 @ApiTags('Credit notes')
 @ApiBearerAuth()
@@ -28,7 +29,11 @@ export class CreditNotesController extends ReadRoutes({
   view: CreditNoteView,
   listView: CreditNoteListView,
   get: { operationId: 'getCreditNote', summary: 'Retrieve a credit note', notFound: '`not_found`' },
-  list: { operationId: 'listCreditNotes', summary: 'List credit notes by number' },
+  list: {
+    operationId: 'listCreditNotes',
+    summary: 'List credit notes by number',
+    query: CreditNoteListQueryDto,
+  },
 }) {
   constructor(
     private readonly issueCreditNote: IssueCreditNoteHandler,

@@ -17,6 +17,7 @@ import {
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { ReadRoutes } from '../read-routes';
+import { InvoiceListQueryDto } from './invoice-list-query.dto';
 
 @ApiTags('Sales invoices')
 @ApiBearerAuth()
@@ -31,7 +32,11 @@ export class InvoicesController extends ReadRoutes({
     summary: 'Retrieve a sales invoice',
     notFound: "`not_found` (also for another company's id)",
   },
-  list: { operationId: 'listSalesInvoices', summary: 'List sales invoices by series and number' },
+  list: {
+    operationId: 'listSalesInvoices',
+    summary: 'List sales invoices by series and number',
+    query: InvoiceListQueryDto,
+  },
 }) {
   constructor(
     private readonly issueInvoice: IssueInvoiceHandler,

@@ -19,6 +19,7 @@ import {
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { ReadRoutes } from '../read-routes';
+import { SettlementListQueryDto } from './settlement-list-query.dto';
 
 @ApiTags('Settlements')
 @ApiBearerAuth()
@@ -33,7 +34,11 @@ export class SettlementsController extends ReadRoutes({
     summary: 'Retrieve a settlement',
     notFound: "`not_found` (also for another company's id)",
   },
-  list: { operationId: 'listSettlements', summary: 'List settlements in the order they were recorded' },
+  list: {
+    operationId: 'listSettlements',
+    summary: 'List settlements in the order they were recorded',
+    query: SettlementListQueryDto,
+  },
 }) {
   constructor(
     private readonly recordSettlement: RecordSettlementHandler,

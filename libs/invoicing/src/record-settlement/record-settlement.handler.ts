@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder } from '@ledgerkey/documents';
 import { settlementPosting } from '@ledgerkey/ledger';
 import { AmountOutOfRangeError } from '@ledgerkey/money';
@@ -83,6 +83,7 @@ export class RecordSettlementHandler {
         invoiceNumber: numbers.get(allocation.invoiceId) as string,
         amount: allocation.amount,
       })),
+      metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
     return this.recorder.record(company.id, settlement, () => this.insert(company.id, settlement), {

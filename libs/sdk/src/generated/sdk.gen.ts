@@ -274,7 +274,7 @@ export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Events in commit order
  *
- * One event per created document, written in the same transaction; a replayed request emits none. An event is listed as soon as its transaction commits; order is commit order per company. Page with `startingAfter` (the last event id you processed): no event is ever skipped, because an event that commits later always sorts after every event already listed. Other companies' transactions never delay your feed.
+ * One event per created document, written in the same transaction; a replayed request emits none. An event is listed as soon as its transaction commits; order is commit order per company. Page with `startingAfter` (the last event id you processed) in the default `asc` order: no event is ever skipped, because an event that commits later always sorts after every event already listed (`order=desc` shows the newest first, for browsing). Other companies' transactions never delay your feed.
  */
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>): RequestResult<ListEventsResponses, ListEventsErrors, ThrowOnError> => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
     security: [{

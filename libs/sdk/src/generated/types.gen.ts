@@ -52,6 +52,12 @@ export type IssueInvoiceDto = {
     customer: PartyDto;
     lines: Array<InvoiceLineDto>;
     notes?: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type CompanyAddressView = {
@@ -123,7 +129,25 @@ export type InvoiceView = {
     grossTotal: number;
     creditedTotal: number;
     paidTotal: number;
+    /**
+     * grossTotal − creditedTotal − paidTotal: what is still owed
+     */
+    outstandingAmount: number;
+    /**
+     * `paid` when nothing is outstanding (paid, credited or both), `partially_paid` when a payment or settlement was applied and some is still owed, else `unpaid`
+     */
+    paymentStatus: 'unpaid' | 'partially_paid' | 'paid';
+    /**
+     * `credited` when credit notes cover the whole gross total, `partially_credited`, or `none`
+     */
+    creditStatus: 'none' | 'partially_credited' | 'credited';
     notes: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -144,6 +168,12 @@ export type IssueCreditNoteDto = {
      * What to credit. Omit to credit everything not yet credited: exactly the remaining net and VAT per rate, so the invoice and its credit notes net to zero.
      */
     lines?: Array<InvoiceLineDto>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type CreditNoteView = {
@@ -166,6 +196,12 @@ export type CreditNoteView = {
     netTotal: number;
     vatTotal: number;
     grossTotal: number;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -212,6 +248,12 @@ export type RecordPurchaseInvoiceDto = {
     dueDate?: string;
     lines: Array<InvoiceLineDto>;
     notes?: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type PurchaseInvoiceView = {
@@ -231,6 +273,12 @@ export type PurchaseInvoiceView = {
     vatTotal: number;
     grossTotal: number;
     notes: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -272,6 +320,12 @@ export type RecordSettlementDto = {
      * What the payout pays, per invoice; each invoice at most once
      */
     allocations: Array<SettlementAllocationDto>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type SettlementAllocationView = {
@@ -302,6 +356,12 @@ export type SettlementView = {
      * In invoiceId order
      */
     allocations: Array<SettlementAllocationView>;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -328,6 +388,12 @@ export type CreatePaymentDto = {
      * The customer's payment method at the provider (1–255 visible ASCII). The provider sandbox knows `pm_card_visa`, `pm_card_declined`, `pm_card_timeout`, `pm_card_error` and `pm_card_lost_response`.
      */
     paymentMethod: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type PaymentView = {
@@ -365,6 +431,12 @@ export type PaymentView = {
      * The provider's charge, once it is known
      */
     providerChargeId: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
     /**
      * When the outcome was recorded (= createdAt while processing)
@@ -487,6 +559,12 @@ export type CreateWebhookEndpointDto = {
      * Event types to receive; `"*"` receives every type, including types added later.
      */
     enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type CreatedWebhookEndpointView = {
@@ -497,6 +575,12 @@ export type CreatedWebhookEndpointView = {
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     /**
      * Standard Webhooks signing secret. Shown only in this response (and its idempotent replay while the Idempotency-Key is retained); store it now.
      */
@@ -511,6 +595,12 @@ export type WebhookEndpointView = {
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
 };
 
 export type WebhookEndpointListView = {
@@ -848,9 +938,41 @@ export type ListSalesInvoicesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * The invoice of this order (at most one)
+         */
+        orderId?: string;
+        /**
+         * Invoices to this customer's VAT id
+         */
+        customerVatId?: string;
+        /**
+         * Issued on or after
+         */
+        issueDateFrom?: string;
+        /**
+         * Issued on or before
+         */
+        issueDateTo?: string;
+        paymentStatus?: 'unpaid' | 'partially_paid' | 'paid';
+        creditStatus?: 'none' | 'partially_credited' | 'credited';
+        /**
+         * Invoices whose metadata holds every pair given: `?metadata[crmId]=deal-3120`
+         */
+        metadata?: {
+            [key: string]: string;
+        };
     };
     url: '/v1/sales/invoices';
 };
@@ -997,9 +1119,21 @@ export type ListCreditNotesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Only the credit notes of this invoice
+         */
+        invoiceId?: string;
     };
     url: '/v1/sales/credit-notes';
 };
@@ -1142,9 +1276,33 @@ export type ListPurchaseInvoicesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Invoices of this supplier's VAT id
+         */
+        supplierVatId?: string;
+        /**
+         * The supplier's invoice number, exactly as recorded
+         */
+        documentNumber?: string;
+        /**
+         * Issued on or after
+         */
+        issueDateFrom?: string;
+        /**
+         * Issued on or before
+         */
+        issueDateTo?: string;
     };
     url: '/v1/purchases/invoices';
 };
@@ -1293,9 +1451,21 @@ export type ListSettlementsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * The settlement of this provider payout (at most one)
+         */
+        payoutId?: string;
     };
     url: '/v1/settlements';
 };
@@ -1448,13 +1618,22 @@ export type ListPaymentsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
         /**
          * Only the payments of this invoice
          */
         invoiceId?: string;
+        status?: 'processing' | 'succeeded' | 'failed';
     };
     url: '/v1/payments';
 };
@@ -1496,9 +1675,17 @@ export type ListJournalEntriesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/ledger/entries';
 };
@@ -1574,9 +1761,21 @@ export type ListEventsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Only events of this type
+         */
+        type?: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed';
     };
     url: '/v1/events';
 };
@@ -1723,9 +1922,17 @@ export type ListWebhookEndpointsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/webhook-endpoints';
 };
@@ -1856,9 +2063,17 @@ export type ListWebhookAttemptsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/webhook-endpoints/{id}/attempts';
 };
@@ -2062,9 +2277,17 @@ export type ListApiKeysData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/api-keys';
 };

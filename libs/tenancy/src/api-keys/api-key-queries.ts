@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import { ApiKeyNotFoundError } from '../tenancy.errors';
 import type { ApiKeyListView, ApiKeyView } from './api-key.view';
 import { ApiKeysRepository } from './api-keys.repository';
@@ -15,8 +16,8 @@ export class ApiKeyQueries {
     return key;
   }
 
-  /** Every key of the company, revoked ones too, in creation order. */
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<ApiKeyListView> {
-    return { object: 'list', ...(await this.apiKeys.list(companyId, limit, startingAfter)) };
+  /** Every key of the company, revoked ones too, in creation order (`page.order`). */
+  async list(companyId: string, page: PageRequest): Promise<ApiKeyListView> {
+    return { object: 'list', ...(await this.apiKeys.list(companyId, page)) };
   }
 }

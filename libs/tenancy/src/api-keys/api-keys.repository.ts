@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
-  afterCursorSql,
-  orderBySql,
+  keysetPage,
+  type KeysetSource,
   type Page,
-  pageOf,
+  type PageRequest,
   Propagation,
   Transactional,
   TransactionHost,
@@ -38,7 +38,12 @@ export interface NewApiKey {
 }
 
 const COLUMNS = 'k.id, k.name, k.scope, k.key_prefix, k.created_at, k.revoked_at';
-const API_KEYS_ORDER = ['created_at', 'id'] as const;
+const API_KEYS: KeysetSource = {
+  table: 'api_keys',
+  alias: 'k',
+  select: `SELECT ${COLUMNS} FROM api_keys k`,
+  orderKeys: ['created_at', 'id'],
+};
 
 function toView(row: ApiKeyRow): ApiKeyView {
   return {
@@ -102,16 +107,8 @@ export class ApiKeysRepository {
     return rows[0] ? toView(rows[0]) : null;
   }
 
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<Page<ApiKeyView>> {
-    const rows = await this.txHost.tx.query<ApiKeyRow[]>(
-      `SELECT ${COLUMNS} FROM api_keys k
-        WHERE k.company_id = $1
-          AND ${afterCursorSql('api_keys', 'k', API_KEYS_ORDER, 2)}
-        ${orderBySql('k', API_KEYS_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
+  async list(companyId: string, page: PageRequest): Promise<Page<ApiKeyView>> {
+    return keysetPage(this.txHost.tx, API_KEYS, companyId, page, [], toView);
   }
 
   /**
