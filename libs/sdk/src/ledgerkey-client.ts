@@ -35,7 +35,6 @@ import type {
   ListCreditNotesData,
   ListEventsData,
   ListJournalEntriesData,
-  ListPaymentsData,
   ListPurchaseInvoicesData,
   ListSalesInvoicesData,
   ListSettlementsData,
