@@ -114,7 +114,10 @@ describe('writePdf', () => {
     const text = await textOf(
       await writePdf(
         anInvoice({
-          seller: aSeller({ address: null, iban: null }),
+          seller: aSeller({
+            address: { street: null, city: null, postalCode: null, countryCode: 'LT' },
+            iban: null,
+          }),
           buyer: aBuyer({ vatId: null }),
           dueDate: null,
         }),

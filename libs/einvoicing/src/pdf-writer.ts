@@ -65,13 +65,9 @@ export function writePdf(document: SalesDocument): Promise<Buffer> {
   const seller = document.seller;
   party(pdf, 'Seller', PAGE_MARGIN, partiesTop, [
     seller.legalName,
-    ...(seller.address
-      ? [
-          seller.address.street,
-          `${seller.address.postalCode} ${seller.address.city}`,
-          seller.address.countryCode,
-        ]
-      : []),
+    seller.address.street,
+    [seller.address.postalCode, seller.address.city].filter(Boolean).join(' ') || null,
+    seller.address.countryCode,
     seller.vatId ? `VAT id: ${seller.vatId}` : null,
     seller.registrationNumber ? `Registration no.: ${seller.registrationNumber}` : null,
     seller.email,

@@ -206,17 +206,17 @@ export function peppolDocumentOf(document: SalesDocument): PeppolDocument {
     problem('BR-CO-09', `the seller VAT id ${sellerVat} does not start with a country prefix`);
   }
   const address = seller.address;
-  const street = clean(address?.street);
-  const city = clean(address?.city);
-  const postalCode = clean(address?.postalCode);
-  if (!address || !street || !city || !postalCode) {
+  const street = clean(address.street);
+  const city = clean(address.city);
+  const postalCode = clean(address.postalCode);
+  if (!street || !city || !postalCode) {
     problem(
       'BR-08',
       'the seller has no complete postal address (company profile `address`: street, city, postalCode)',
     );
   }
-  const sellerCountry = address?.countryCode ?? '';
-  if (address && !isPeppolCountry(sellerCountry)) {
+  const sellerCountry = address.countryCode;
+  if (!isPeppolCountry(sellerCountry)) {
     problem('BR-09', `the seller country ${sellerCountry} is not an ISO 3166-1 code`);
   }
   if (UNSUPPORTED_SELLER_COUNTRIES[sellerCountry])

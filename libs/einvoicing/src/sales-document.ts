@@ -6,21 +6,21 @@ import type { InvoiceLineView, Party, VatBreakdownView } from '@ledgerkey/docume
  * units of `currency`; quantities and rates are canonical decimal strings.
  */
 
-/** The seller's postal address as the company profile keeps it. */
+/** The seller's postal address as the company profile keeps it (parts may be missing). */
 export interface SellerAddress {
-  street: string;
-  city: string;
-  postalCode: string;
+  street: string | null;
+  city: string | null;
+  postalCode: string | null;
   /** ISO 3166-1 alpha-2, upper case. */
   countryCode: string;
 }
 
-/** The seller as a document was issued by (the company profile at issue time). */
+/** The seller a document was issued by: the company profile snapshot stored with it. */
 export interface SellerDetails {
   legalName: string;
   vatId: string | null;
   registrationNumber: string | null;
-  address: SellerAddress | null;
+  address: SellerAddress;
   iban: string | null;
   email: string | null;
   /** The seller's Peppol participant id, `scheme:identifier` (e.g. `0200:304561234`). */

@@ -229,7 +229,13 @@ describe('Peppol BIS 3 UBL: a document breaking a rule is never written', () => 
   });
 
   it('BR-08: refused when the seller has no complete postal address', () => {
-    expect(refusal(anInvoice({ seller: aSeller({ address: null }) }))).toEqual(['BR-08']);
+    expect(
+      refusal(
+        anInvoice({
+          seller: aSeller({ address: { street: null, city: null, postalCode: null, countryCode: 'LT' } }),
+        }),
+      ),
+    ).toEqual(['BR-08']);
     expect(
       refusal(
         anInvoice({
