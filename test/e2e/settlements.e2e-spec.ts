@@ -42,6 +42,7 @@ interface JournalEntryBody {
   sourceId: string;
   memo: string;
   postedAt: string;
+  entryDate: string;
   currency: string;
   lines: Array<{ account: string; debit: number; credit: number }>;
 }
@@ -282,6 +283,7 @@ describe('settlements', () => {
           sourceId: settlement.id,
           memo: 'Settlement of payout po_1NxY',
           postedAt: settlement.createdAt,
+          entryDate: settlement.paidAt.slice(0, 10),
           lines: [
             { account: 'bank', debit: 12_950, credit: 0 },
             { account: 'payment_fees', debit: 150, credit: 0 },

@@ -14,7 +14,7 @@ export interface TestApp {
   http: ReturnType<typeof request>;
   /** Creates a fresh company through the admin API: tests never share a tenant. */
   newCompany(
-    overrides?: Partial<{ name: string; countryCode: string; currency: string }>,
+    overrides?: Partial<{ name: string; countryCode: string; currency: string; profile: object }>,
   ): Promise<TestCompany>;
   close(): Promise<void>;
 }

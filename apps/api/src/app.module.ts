@@ -17,6 +17,7 @@ import { MIGRATIONS } from '../../../migrations';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
 import { API_CONFIG, type ApiConfig } from './config';
+import { CompanyProfileController } from './company/company-profile.controller';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { EventsController } from './events/events.controller';
 import { HealthController } from './health/health.controller';
@@ -119,6 +120,7 @@ export class AppModule {
         LedgerController,
         EventsController,
         WebhookEndpointsController,
+        CompanyProfileController,
         AdminController,
         HealthController,
       ],

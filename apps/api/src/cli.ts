@@ -16,10 +16,45 @@ import { requestValidationPipe } from './request-validation';
 const USAGE = `usage:
   npm run cli -- migrate
   npm run cli -- company:create --name NAME --country CC --currency CUR --idempotency-key KEY [--json]
+      [--legal-name NAME] [--vat-id ID] [--registration-number NO] [--street S] [--city C]
+      [--postal-code P] [--address-country CC] [--iban IBAN] [--email E] [--peppol-id SCHEME:ID]
 
 company:create is idempotent like POST /admin/companies (and shares its keys): run it again with
 the same --idempotency-key and input after a failure or a lost output, and it prints the same
-company and API key instead of creating a second one.`;
+company and API key instead of creating a second one. The profile options set the seller details
+its invoices carry (as the body's \`profile\` does on POST /admin/companies; the legal name defaults
+to --name); POST /v1/company/profile/update changes them later.`;
+
+/** company:create's profile options → the body's `profile` members. */
+const PROFILE_OPTIONS = {
+  'legal-name': 'legalName',
+  'vat-id': 'vatId',
+  'registration-number': 'registrationNumber',
+  iban: 'iban',
+  email: 'email',
+  'peppol-id': 'peppolId',
+} as const;
+const ADDRESS_OPTIONS = {
+  street: 'street',
+  city: 'city',
+  'postal-code': 'postalCode',
+  'address-country': 'countryCode',
+} as const;
+
+/** The `profile` of a company:create body, or undefined when no profile option was given. */
+function profileOf(values: Record<string, string | boolean | undefined>): object | undefined {
+  const pick = (options: Record<string, string>) =>
+    Object.fromEntries(
+      Object.entries(options).flatMap(([option, member]) =>
+        values[option] === undefined ? [] : [[member, values[option]]],
+      ),
+    );
+  const profile: Record<string, unknown> = pick(PROFILE_OPTIONS);
+  const address = pick(ADDRESS_OPTIONS);
+  if (Object.keys(address).length > 0) profile.address = address;
+  if (Object.keys(profile).length === 0) return undefined;
+  return { legalName: values.name, ...profile };
+}
 
 /** Operator commands. Same configuration, database and use cases as the API. */
 async function main(argv: string[]): Promise<void> {
@@ -43,6 +78,12 @@ async function main(argv: string[]): Promise<void> {
           currency: { type: 'string' },
           'idempotency-key': { type: 'string' },
           json: { type: 'boolean', default: false },
+          ...Object.fromEntries(
+            [...Object.keys(PROFILE_OPTIONS), ...Object.keys(ADDRESS_OPTIONS)].map((option) => [
+              option,
+              { type: 'string' as const },
+            ]),
+          ),
         },
         strict: true,
       });
@@ -50,8 +91,15 @@ async function main(argv: string[]): Promise<void> {
         throw new CliError(`--idempotency-key is required (one key per company to create)\n${USAGE}`);
       }
       const key = parseIdempotencyKey(values['idempotency-key']);
+      const profile = profileOf(values);
       const dto = (await requestValidationPipe.transform(
-        { name: values.name, countryCode: values.country, currency: values.currency },
+        {
+          name: values.name,
+          countryCode: values.country,
+          currency: values.currency,
+          // Absent, not undefined, without profile options: the same body (and key fingerprint) as before.
+          ...(profile === undefined ? {} : { profile }),
+        },
         { type: 'body', metatype: CreateCompanyDto },
       )) as CreateCompanyDto;
       const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);

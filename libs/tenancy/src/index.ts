@@ -3,6 +3,13 @@ export { ApiKeyGuard, CurrentCompany, authenticatedCompanyOf, companyOf } from '
 export { CompaniesRepository } from './companies.repository';
 export type { Company } from './company';
 export { CreateCompanyHandler } from './create-company/create-company.handler';
-export type { CreatedCompany } from './create-company/create-company.handler';
+export type { CreatedCompany, NewCompany } from './create-company/create-company.handler';
 export { CreateCompanyDto, CreatedCompanyView } from './create-company/create-company.dto';
+export { companyProfileOf } from './company-profile/company-profile';
+export type { CompanyAddress, CompanyProfile, CompanyProfileInput } from './company-profile/company-profile';
+export { CompanyAddressDto, CompanyProfileDto } from './company-profile/company-profile.dto';
+export { CompanyAddressView, CompanyProfileView, SellerView } from './company-profile/company-profile.view';
+export { CompanyProfileQueries } from './company-profile/company-profile-queries';
+export { UpdateCompanyProfileDto } from './update-company-profile/update-company-profile.dto';
+export { UpdateCompanyProfileHandler } from './update-company-profile/update-company-profile.handler';
 export { UnauthorizedError } from './tenancy.errors';

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CREDIT_NOTE_REASONS, type CreditNoteReason } from '../issue-credit-note/issue-credit-note.dto';
 import { InvoiceLineView, VatBreakdownView } from '@ledgerkey/documents';
+import { SellerView } from '@ledgerkey/tenancy';
 
 export class CreditNoteView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -13,6 +14,11 @@ export class CreditNoteView {
   @ApiProperty({ enum: CREDIT_NOTE_REASONS }) reason: CreditNoteReason;
   @ApiProperty({ type: String, nullable: true }) memo: string | null;
   @ApiProperty({ example: 'EUR' }) currency: string;
+  @ApiProperty({
+    type: SellerView,
+    description: 'The company profile when the credit note was issued (immutable)',
+  })
+  seller: SellerView;
   @ApiProperty({ type: [InvoiceLineView] }) lines: InvoiceLineView[];
   @ApiProperty({ type: [VatBreakdownView] }) vatBreakdown: VatBreakdownView[];
   @ApiProperty({ example: 5000 }) netTotal: number;

@@ -15,6 +15,7 @@ import {
   storedAmountsOf,
   totalsParameters,
 } from '@ledgerkey/documents';
+import { type CompanyProfile, companyProfileOf } from '@ledgerkey/tenancy';
 import type { CreditedAtRate } from '../issue-credit-note/credit-limits';
 import type { CreditNoteView } from './credit-note.view';
 
@@ -28,12 +29,13 @@ interface CreditNoteRow extends StoredAmounts {
   reason: CreditNoteView['reason'];
   memo: string | null;
   currency: string;
+  seller: CompanyProfile;
   created_at: Date;
 }
 
 const SELECT_CREDIT_NOTE = `
   SELECT c.id, c.number, c.series, c.sequence, c.invoice_id, i.number AS invoice_number, c.reason,
-         c.memo, c.currency, c.vat_breakdown, c.net_total, c.vat_total, c.gross_total, c.created_at,
+         c.memo, c.currency, c.seller, c.vat_breakdown, c.net_total, c.vat_total, c.gross_total, c.created_at,
          ${linesAggregateSql('credit_note_lines', 'credit_note_id', 'c')}
     FROM credit_notes c JOIN invoices i ON i.company_id = c.company_id AND i.id = c.invoice_id`;
 
@@ -49,6 +51,7 @@ function toView(row: CreditNoteRow): CreditNoteView {
     reason: row.reason,
     memo: row.memo,
     currency: row.currency,
+    seller: companyProfileOf(row.seller, row.seller.address.countryCode),
     ...storedAmountsOf(row),
     createdAt: row.created_at.toISOString(),
   };
@@ -100,11 +103,12 @@ export class CreditNotesRepository {
     await this.txHost.tx.query(
       `WITH note AS (
          INSERT INTO credit_notes (id, company_id, invoice_id, series, sequence, number, reason, memo,
-                                   currency, vat_breakdown, net_total, vat_total, gross_total, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                                   currency, vat_breakdown, net_total, vat_total, gross_total, created_at,
+                                   seller)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
          RETURNING id
        )
-       ${insertLinesSql('credit_note_lines', 'credit_note_id', 'note', 15)}`,
+       ${insertLinesSql('credit_note_lines', 'credit_note_id', 'note', 16)}`,
       [
         note.id,
         companyId,
@@ -117,6 +121,7 @@ export class CreditNotesRepository {
         note.currency,
         ...totalsParameters(note),
         note.createdAt,
+        JSON.stringify(note.seller),
         ...lineParameters(note.lines),
       ],
     );

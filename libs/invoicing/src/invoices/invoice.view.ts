@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/documents';
+import { SellerView } from '@ledgerkey/tenancy';
 
 export class InvoiceView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -13,6 +14,12 @@ export class InvoiceView {
   @ApiProperty({ example: '2026-11-30', format: 'date' }) issueDate: string;
   @ApiProperty({ type: String, nullable: true, example: '2026-12-30', format: 'date' }) dueDate:
     string | null;
+  @ApiProperty({
+    type: SellerView,
+    description:
+      'The company profile when the invoice was issued (immutable: later profile changes do not alter it)',
+  })
+  seller: SellerView;
   @ApiProperty({ type: PartyView }) customer: PartyView;
   @ApiProperty({ type: [InvoiceLineView] }) lines: InvoiceLineView[];
   @ApiProperty({ type: [VatBreakdownView] }) vatBreakdown: VatBreakdownView[];

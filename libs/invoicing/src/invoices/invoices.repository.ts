@@ -16,6 +16,7 @@ import {
   storedAmountsOf,
   totalsParameters,
 } from '@ledgerkey/documents';
+import { type CompanyProfile, companyProfileOf } from '@ledgerkey/tenancy';
 import type { InvoiceView } from './invoice.view';
 
 interface InvoiceRow extends StoredAmounts {
@@ -28,6 +29,7 @@ interface InvoiceRow extends StoredAmounts {
   currency: string;
   issue_date: string;
   due_date: string | null;
+  seller: CompanyProfile;
   customer: InvoiceView['customer'];
   notes: string | null;
   credited_total: string;
@@ -39,7 +41,7 @@ const SELECT_INVOICE = `
   SELECT i.id, i.number, i.series, i.sequence, i.status, i.order_id, i.currency,
          to_char(i.issue_date, 'YYYY-MM-DD') AS issue_date,
          to_char(i.due_date, 'YYYY-MM-DD') AS due_date,
-         i.customer, i.notes, i.vat_breakdown, i.net_total, i.vat_total, i.gross_total,
+         i.seller, i.customer, i.notes, i.vat_breakdown, i.net_total, i.vat_total, i.gross_total,
          i.credited_total, i.paid_total, i.created_at,
          ${linesAggregateSql('invoice_lines', 'invoice_id', 'i')}
     FROM invoices i`;
@@ -78,6 +80,7 @@ function toView(row: InvoiceRow): InvoiceView {
     issueDate: row.issue_date,
     dueDate: row.due_date,
     // Rebuilt member by member: jsonb does not keep key order, the API does.
+    seller: companyProfileOf(row.seller, row.seller.address.countryCode),
     customer: partyOf(row.customer),
     ...storedAmountsOf(row),
     creditedTotal: Number(row.credited_total),
@@ -117,12 +120,12 @@ export class InvoicesRepository {
       `WITH invoice AS (
          INSERT INTO invoices (id, company_id, series, sequence, number, status, order_id, currency,
                                issue_date, due_date, customer, notes, vat_breakdown, net_total,
-                               vat_total, gross_total, created_at)
-         VALUES ($1, $2, $3, $4, $5, 'issued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                               vat_total, gross_total, created_at, seller)
+         VALUES ($1, $2, $3, $4, $5, 'issued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
          RETURNING id
        ), lines AS (
-         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 17)}
+         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 18)}
        )
        SELECT count(*)::int AS inserted FROM invoice`,
       [
@@ -139,6 +142,7 @@ export class InvoicesRepository {
         invoice.notes,
         ...totalsParameters(invoice),
         invoice.createdAt,
+        JSON.stringify(invoice.seller),
         ...lineParameters(invoice.lines),
       ],
     );

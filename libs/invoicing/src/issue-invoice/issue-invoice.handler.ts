@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
 import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
 import { salesInvoicePosting } from '@ledgerkey/ledger';
+import { CompanyProfileQueries } from '@ledgerkey/tenancy';
 import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { InvoicesRepository } from '../invoices/invoices.repository';
@@ -16,6 +17,7 @@ export class IssueInvoiceHandler {
     private readonly invoices: InvoicesRepository,
     private readonly sequences: DocumentSequenceRepository,
     private readonly recorder: DocumentRecorder,
+    private readonly profiles: CompanyProfileQueries,
   ) {}
 
   /**
@@ -36,6 +38,8 @@ export class IssueInvoiceHandler {
 
     // Everything above is computed before the number is taken: from here to COMMIT this
     // transaction holds the (company, invoice, series) counter row lock.
+    // The seller as the profile stands now, in this transaction: the invoice keeps it for ever.
+    const seller = await this.profiles.sellerOf(company.id);
     const sequence = await this.sequences.next(company.id, 'invoice', command.series);
     const invoice: InvoiceView = {
       id: randomUUID(),
@@ -48,6 +52,7 @@ export class IssueInvoiceHandler {
       currency: command.currency,
       issueDate,
       dueDate: command.dueDate,
+      seller,
       customer: command.customer,
       ...amounts,
       creditedTotal: 0,
@@ -57,6 +62,7 @@ export class IssueInvoiceHandler {
     };
     return this.recorder.record(company.id, invoice, () => this.insert(company.id, invoice), {
       memo: `Invoice ${invoice.number}`,
+      entryDate: invoice.issueDate,
       lines: salesInvoicePosting(invoice),
     });
   }

@@ -82,6 +82,8 @@ export class RecordSettlementHandler {
     };
     return this.recorder.record(company.id, settlement, () => this.insert(company.id, settlement), {
       memo: `Settlement of payout ${settlement.payoutId}`,
+      // The payout's date (UTC) is the settlement's document date.
+      entryDate: new Date(settlement.paidAt).toISOString().slice(0, 10),
       lines: settlementPosting(settlement),
     });
   }

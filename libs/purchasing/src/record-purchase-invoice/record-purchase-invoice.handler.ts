@@ -59,6 +59,7 @@ export class RecordPurchaseInvoiceHandler {
     const insert = () => this.purchaseInvoices.insert(company.id, document, invoice);
     return this.recorder.record(company.id, invoice, insert, {
       memo: `Purchase invoice ${invoice.documentNumber} from ${invoice.supplier.name}`,
+      entryDate: invoice.issueDate,
       lines: purchaseInvoicePosting(invoice),
     });
   }

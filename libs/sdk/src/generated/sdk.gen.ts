@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses } from './types.gen.js';
+import type { CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -370,6 +370,38 @@ export const listWebhookAttempts = <ThrowOnError extends boolean = false>(option
         }],
     url: '/v1/webhook-endpoints/{id}/attempts',
     ...options
+});
+
+/**
+ * The company profile new invoices and credit notes name as their seller
+ */
+export const getCompanyProfile = <ThrowOnError extends boolean = false>(options?: Options<GetCompanyProfileData, ThrowOnError>): RequestResult<GetCompanyProfileResponses, GetCompanyProfileErrors, ThrowOnError> => (options?.client ?? client).get<GetCompanyProfileResponses, GetCompanyProfileErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/company/profile',
+    ...options
+});
+
+/**
+ * Replace the company profile (legal name, VAT id, registration number, address, IBAN, …)
+ *
+ * The body is the whole profile: an omitted optional member is cleared; `address.countryCode` defaults to the company's country. Documents issued after the commit name the new profile as their `seller`; issued invoices and credit notes keep the seller they were issued with. Retry with the same Idempotency-Key and body as often as needed: the first answer is replayed (`Idempotent-Replayed: true`). Sending the same profile again under a new key changes nothing.
+ */
+export const updateCompanyProfile = <ThrowOnError extends boolean = false>(options: Options<UpdateCompanyProfileData, ThrowOnError>): RequestResult<UpdateCompanyProfileResponses, UpdateCompanyProfileErrors, ThrowOnError> => (options.client ?? client).post<UpdateCompanyProfileResponses, UpdateCompanyProfileErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/company/profile/update',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

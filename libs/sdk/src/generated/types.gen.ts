@@ -54,6 +54,26 @@ export type IssueInvoiceDto = {
     notes?: string;
 };
 
+export type CompanyAddressView = {
+    street: string | null;
+    city: string | null;
+    postalCode: string | null;
+    /**
+     * Defaults to the company's country
+     */
+    countryCode: string;
+};
+
+export type SellerView = {
+    legalName: string;
+    vatId: string | null;
+    registrationNumber: string | null;
+    address: CompanyAddressView;
+    iban: string | null;
+    email: string | null;
+    peppolId: string | null;
+};
+
 export type PartyView = {
     name: string;
     vatId: string | null;
@@ -91,6 +111,10 @@ export type InvoiceView = {
     currency: string;
     issueDate: string;
     dueDate: string | null;
+    /**
+     * The company profile when the invoice was issued (immutable: later profile changes do not alter it)
+     */
+    seller: SellerView;
     customer: PartyView;
     lines: Array<InvoiceLineView>;
     vatBreakdown: Array<VatBreakdownView>;
@@ -133,6 +157,10 @@ export type CreditNoteView = {
     reason: 'duplicate' | 'fraudulent' | 'order_change' | 'product_unsatisfactory' | 'other';
     memo: string | null;
     currency: string;
+    /**
+     * The company profile when the credit note was issued (immutable)
+     */
+    seller: SellerView;
     lines: Array<InvoiceLineView>;
     vatBreakdown: Array<VatBreakdownView>;
     netTotal: number;
@@ -376,6 +404,10 @@ export type JournalEntryView = {
     sourceId: string;
     memo: string;
     postedAt: string;
+    /**
+     * The date of the document the entry records (an invoice's or purchase invoice's issue date, a payout's date, else the posting's UTC date): reports by date select on it
+     */
+    entryDate: string;
     lines: Array<JournalLineView>;
 };
 
@@ -523,6 +555,77 @@ export type WebhookAttemptListView = {
     hasMore: boolean;
 };
 
+export type CompanyProfileView = {
+    legalName: string;
+    vatId: string | null;
+    registrationNumber: string | null;
+    address: CompanyAddressView;
+    iban: string | null;
+    email: string | null;
+    peppolId: string | null;
+    object: 'company_profile';
+};
+
+export type CompanyAddressDto = {
+    street?: string;
+    city?: string;
+    postalCode?: string;
+    /**
+     * ISO 3166-1 alpha-2, upper case; defaults to the company's country
+     */
+    countryCode?: string;
+};
+
+export type UpdateCompanyProfileDto = {
+    /**
+     * The registered name
+     */
+    legalName: string;
+    /**
+     * VAT identifier with its country prefix
+     */
+    vatId?: string;
+    /**
+     * Company (legal entity) registration number
+     */
+    registrationNumber?: string;
+    address?: CompanyAddressDto;
+    /**
+     * Where customers pay: an IBAN without spaces, upper case, with a valid check sum
+     */
+    iban?: string;
+    email?: string;
+    /**
+     * Peppol participant id as `<ISO 6523 scheme>:<identifier>` (e.g. 0200 for a Lithuanian company code, 9939 for a Swedish VAT id): the seller endpoint of its UBL documents
+     */
+    peppolId?: string;
+};
+
+export type CompanyProfileDto = {
+    /**
+     * The registered name
+     */
+    legalName: string;
+    /**
+     * VAT identifier with its country prefix
+     */
+    vatId?: string;
+    /**
+     * Company (legal entity) registration number
+     */
+    registrationNumber?: string;
+    address?: CompanyAddressDto;
+    /**
+     * Where customers pay: an IBAN without spaces, upper case, with a valid check sum
+     */
+    iban?: string;
+    email?: string;
+    /**
+     * Peppol participant id as `<ISO 6523 scheme>:<identifier>` (e.g. 0200 for a Lithuanian company code, 9939 for a Swedish VAT id): the seller endpoint of its UBL documents
+     */
+    peppolId?: string;
+};
+
 export type CreateCompanyDto = {
     name: string;
     /**
@@ -533,6 +636,10 @@ export type CreateCompanyDto = {
      * ISO 4217, upper case: the default invoice currency
      */
     currency: string;
+    /**
+     * The seller details its documents carry (see `POST /v1/company/profile/update`). Without it the legal name is `name` and the rest is unset.
+     */
+    profile?: CompanyProfileDto;
 };
 
 export type CreatedCompanyView = {
@@ -1613,6 +1720,89 @@ export type ListWebhookAttemptsResponses = {
 };
 
 export type ListWebhookAttemptsResponse = ListWebhookAttemptsResponses[keyof ListWebhookAttemptsResponses];
+
+export type GetCompanyProfileData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/company/profile';
+};
+
+export type GetCompanyProfileErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetCompanyProfileError = GetCompanyProfileErrors[keyof GetCompanyProfileErrors];
+
+export type GetCompanyProfileResponses = {
+    200: CompanyProfileView;
+};
+
+export type GetCompanyProfileResponse = GetCompanyProfileResponses[keyof GetCompanyProfileResponses];
+
+export type UpdateCompanyProfileData = {
+    body: UpdateCompanyProfileDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/company/profile/update';
+};
+
+export type UpdateCompanyProfileErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type UpdateCompanyProfileError = UpdateCompanyProfileErrors[keyof UpdateCompanyProfileErrors];
+
+export type UpdateCompanyProfileResponses = {
+    /**
+     * The whole profile, as stored (or replayed)
+     */
+    200: CompanyProfileView;
+};
+
+export type UpdateCompanyProfileResponse = UpdateCompanyProfileResponses[keyof UpdateCompanyProfileResponses];
 
 export type CreateCompanyData = {
     body: CreateCompanyDto;

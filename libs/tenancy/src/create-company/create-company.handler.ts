@@ -3,6 +3,7 @@ import { Transactional } from '@ledgerkey/database';
 import { apiKeyPrefix, generateApiKey, hashApiKey } from '../api-key';
 import { CompaniesRepository } from '../companies.repository';
 import type { Company } from '../company';
+import { type CompanyProfileInput, companyProfileOf } from '../company-profile/company-profile';
 
 export interface CreatedCompany {
   companyId: string;
@@ -10,14 +11,25 @@ export interface CreatedCompany {
   apiKey: string;
 }
 
+export interface NewCompany extends Omit<Company, 'id'> {
+  profile?: CompanyProfileInput;
+}
+
 @Injectable()
 export class CreateCompanyHandler {
   constructor(private readonly companies: CompaniesRepository) {}
 
-  /** Creates a company and its first API key in one transaction. */
+  /**
+   * Creates a company, its profile and its first API key in one transaction. Without a profile
+   * the company's legal name is its name.
+   */
   @Transactional()
-  async execute(input: Omit<Company, 'id'>): Promise<CreatedCompany> {
-    const company = await this.companies.insert(input);
+  async execute(input: NewCompany): Promise<CreatedCompany> {
+    const { profile, ...fields } = input;
+    const company = await this.companies.insert(
+      { name: fields.name, countryCode: fields.countryCode, currency: fields.currency },
+      companyProfileOf(profile ?? { legalName: fields.name }, fields.countryCode),
+    );
     const apiKey = generateApiKey();
     await this.companies.insertApiKey(company.id, hashApiKey(apiKey), apiKeyPrefix(apiKey));
     return { companyId: company.id, apiKey };
