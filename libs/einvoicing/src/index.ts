@@ -13,3 +13,6 @@ export { PEPPOL_CUSTOMIZATION_ID, PEPPOL_PROFILE_ID, peppolDocumentOf } from './
 export type { PeppolDocument } from './peppol-document';
 export { writeUbl } from './ubl-writer';
 export { writePdf } from './pdf-writer';
+export { EInvoicingModule } from './einvoicing.module';
+export { SalesDocumentRenditions } from './sales-document-renditions';
+export type { Rendition } from './sales-document-renditions';

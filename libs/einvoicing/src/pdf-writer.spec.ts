@@ -1,15 +1,6 @@
-import { PDFParse } from 'pdf-parse';
+import { pdfText as textOf } from '../../../test/support/pdf-text';
 import { writePdf } from './pdf-writer';
 import { aBuyer, aCreditNote, anInvoice, aSeller } from './sales-document.fixtures';
-
-async function textOf(pdf: Buffer): Promise<string> {
-  const parser = new PDFParse({ data: new Uint8Array(pdf) });
-  try {
-    return (await parser.getText()).text;
-  } finally {
-    await parser.destroy();
-  }
-}
 
 describe('writePdf', () => {
   it('shows seller, buyer, number, dates, lines, VAT per rate, totals and payment details', async () => {
