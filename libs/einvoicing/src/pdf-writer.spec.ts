@@ -1,6 +1,6 @@
 import { pdfText as textOf } from '../../../test/support/pdf-text';
 import { writePdf } from './pdf-writer';
-import { aBuyer, aCreditNote, anInvoice, aSeller } from './sales-document.fixtures';
+import { aBuyer, aCreditNote, anInvoice, aSeller } from '../../../test/support/sales-document.builder';
 
 describe('writePdf', () => {
   it('shows seller, buyer, number, dates, lines, VAT per rate, totals and payment details', async () => {

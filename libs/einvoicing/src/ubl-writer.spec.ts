@@ -3,7 +3,14 @@ import { brokenRules, parseUbl } from '../../../test/support/peppol-rules';
 import { EInvoiceNotRepresentableError } from './einvoicing.errors';
 import { peppolDocumentOf } from './peppol-document';
 import type { SalesDocument } from './sales-document';
-import { aBuyer, aCreditNote, aLine, anInvoice, aSeller, totalsOf } from './sales-document.fixtures';
+import {
+  aBuyer,
+  aCreditNote,
+  aLine,
+  anInvoice,
+  aSeller,
+  totalsOf,
+} from '../../../test/support/sales-document.builder';
 import { writeUbl } from './ubl-writer';
 
 const ublOf = (document: SalesDocument) => writeUbl(peppolDocumentOf(document));

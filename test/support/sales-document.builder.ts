@@ -5,7 +5,7 @@ import type {
   SalesDocumentLine,
   SalesInvoiceDocument,
   SellerDetails,
-} from './sales-document';
+} from '@ledgerkey/einvoicing';
 
 /** Test data for the renditions: a Lithuanian seller invoicing a Danish customer. */
 export function aSeller(overrides: Partial<SellerDetails> = {}): SellerDetails {
