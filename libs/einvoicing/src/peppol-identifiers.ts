@@ -18,14 +18,12 @@ export const PEPPOL_EAS_CODES: ReadonlySet<string> = new Set(
 /**
  * The EAS scheme whose identifier is the full VAT number (with its country prefix), per VAT
  * prefix. Denmark's is the CVR scheme 0184, whose identifier is `DK` + the 8-digit CVR — the same
- * text as the Danish VAT number (PEPPOL-COMMON-R042). Countries whose Peppol identifiers are not
- * VAT numbers (Sweden, Norway, Finland, …) are absent: their parties need an explicit Peppol id.
+ * text as the Danish VAT number (PEPPOL-COMMON-R042). Only schemes checked against the Peppol EAS
+ * list are here; parties of other countries (Sweden, Norway, Finland, …, whose Peppol identifiers
+ * are not VAT numbers) need an explicit Peppol id.
  */
 const VAT_ENDPOINT_SCHEMES: Readonly<Record<string, string>> = {
-  AD: '9922',
-  AL: '9923',
-  AT: '9915',
-  BA: '9924',
+  AT: '9914',
   BE: '9925',
   BG: '9926',
   CH: '9927',
@@ -42,24 +40,16 @@ const VAT_ENDPOINT_SCHEMES: Readonly<Record<string, string>> = {
   HU: '9910',
   IE: '9935',
   IT: '0211',
-  LI: '9936',
   LT: '9937',
   LU: '9938',
   LV: '9939',
-  MC: '9940',
-  ME: '9941',
-  MK: '9942',
   MT: '9943',
   NL: '9944',
   PL: '9945',
   PT: '9946',
   RO: '9947',
-  RS: '9948',
   SI: '9949',
   SK: '9950',
-  SM: '9951',
-  TR: '9952',
-  VA: '9953',
 };
 
 export interface PeppolEndpoint {
