@@ -1,11 +1,16 @@
 export { LedgerkeyClient } from './ledgerkey-client.js';
+export type { CallOptions, CreateOptions, LedgerkeyClientOptions } from './ledgerkey-client.js';
+export type { CreateResult, ListQuery } from './create-result.js';
+export { PaymentStillProcessingError } from './payments.js';
 export type {
-  CallOptions,
-  CreateOptions,
-  CreateResult,
-  LedgerkeyClientOptions,
-  ListQuery,
-} from './ledgerkey-client.js';
+  FinalPayment,
+  FinalPaymentResult,
+  PaymentListQuery,
+  PaymentResult,
+  PaymentWaitOptions,
+  ProcessingPayment,
+  ProcessingPaymentResult,
+} from './payments.js';
 export { LedgerkeyApiError, LedgerkeyConnectionError } from './ledgerkey-api-error.js';
 export { DEFAULT_RETRY, isRetryableStatus } from './retry-policy.js';
 export type { RetryOptions } from './retry-policy.js';

@@ -177,6 +177,27 @@ export class InvoicesRepository {
     }));
   }
 
+  /**
+   * What the invoices' payments still `processing` hold back, by invoice id (absent: nothing).
+   * Payments (libs/payments, which depends on invoicing, not the other way round) insert a
+   * processing payment under the invoice's row lock and raise the paid total when it succeeds:
+   * read under the same lock (`lockForUpdate` first), this sum stays true until COMMIT, so a
+   * settlement can never take what a processing payment will need (`ck_invoices_paid`).
+   */
+  @Transactional(Propagation.Mandatory)
+  async processingPaymentTotals(
+    companyId: string,
+    invoiceIds: readonly string[],
+  ): Promise<Map<string, number>> {
+    const rows = await this.txHost.tx.query<Array<{ invoice_id: string; total: string }>>(
+      `SELECT invoice_id, sum(amount)::text AS total FROM payments
+        WHERE company_id = $1 AND invoice_id = ANY($2::uuid[]) AND status = 'processing'
+        GROUP BY invoice_id`,
+      [companyId, invoiceIds],
+    );
+    return new Map(rows.map((row) => [row.invoice_id, Number(row.total)]));
+  }
+
   /** Adds to the running totals (the only invoice columns the immutability trigger allows). */
   @Transactional(Propagation.Mandatory)
   async addToRunningTotals(

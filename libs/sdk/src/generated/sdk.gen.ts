@@ -216,7 +216,7 @@ export const listPurchaseInvoices = <ThrowOnError extends boolean = false>(optio
 /**
  * Record a payout from a payment provider
  *
- * Allocates a provider payout to sales invoices, raises their `paidTotal` and posts one journal entry (debit bank allocated − fee, debit payment fees, credit receivables). One settlement per `payoutId`, for ever: a second one, under any Idempotency-Key or after the key expired, answers 409 `payout_already_settled` naming the first. An allocation above the invoice outstanding amount (gross − credited − paid) or in another currency answers 422 `allocation_exceeds_outstanding`; an unknown invoice 404 `not_found`. These outcomes are stored and replayed under the key like a success.
+ * Allocates a provider payout to sales invoices, raises their `paidTotal` and posts one journal entry (debit bank allocated − fee, debit payment fees, credit receivables). One settlement per `payoutId`, for ever: a second one, under any Idempotency-Key or after the key expired, answers 409 `payout_already_settled` naming the first. An allocation above the invoice outstanding amount (gross − credited − paid − its payments still processing) or in another currency answers 422 `allocation_exceeds_outstanding`; an unknown invoice 404 `not_found`. These outcomes are stored and replayed under the key like a success.
  */
 export const createSettlement = <ThrowOnError extends boolean = false>(options: Options<CreateSettlementData, ThrowOnError>): RequestResult<CreateSettlementResponses, CreateSettlementErrors, ThrowOnError> => (options.client ?? client).post<CreateSettlementResponses, CreateSettlementErrors, ThrowOnError>({
     security: [{

@@ -1276,7 +1276,7 @@ export type CreateSettlementErrors = {
      */
     409: ProblemDetails;
     /**
-     * `allocation_exceeds_outstanding` (above gross − credited − paid, or another currency), `amount_out_of_range` or `idempotency_key_reused`
+     * `allocation_exceeds_outstanding` (above gross − credited − paid − payments still processing, or another currency), `amount_out_of_range` or `idempotency_key_reused`
      *
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
