@@ -172,11 +172,14 @@ function clean(text: string | null | undefined): string | null {
   return cleaned === '' ? null : cleaned;
 }
 
-/** Seller countries whose Peppol national rules ask for what ledgerkey does not keep. */
-const UNSUPPORTED_SELLER_COUNTRIES: Readonly<Record<string, string>> = {
-  GR: 'GR-R-001: Greek sellers need a six-segment invoice number and a MARK number',
-  IS: 'IS-R-…: Icelandic national rules are not implemented',
+/** Seller countries whose Peppol national rules ask for what ledgerkey does not keep: rule → why. */
+const UNSUPPORTED_SELLER_COUNTRIES: Readonly<Record<string, [string, string]>> = {
+  GR: ['GR-R-001', 'Greek sellers need a six-segment invoice number and a MARK number'],
+  IS: ['IS-R', 'the Icelandic national rules are not implemented'],
 };
+
+/** Collects the rules a document would break, each once with the reason. */
+type Problems = (rule: string, message: string) => void;
 
 /**
  * The Peppol BIS Billing 3.0 document for a sales invoice or credit note, with every rule this
@@ -187,97 +190,159 @@ const UNSUPPORTED_SELLER_COUNTRIES: Readonly<Record<string, string>> = {
  *   not an input problem
  */
 export function peppolDocumentOf(document: SalesDocument): PeppolDocument {
-  const problems: EInvoiceProblem[] = [];
-  const problem = (rule: string, message: string) => problems.push({ rule, message });
-  const { seller, buyer } = document;
-
+  const found: EInvoiceProblem[] = [];
+  const problem: Problems = (rule, message) => found.push({ rule, message });
   if (minorUnitDigits(document.currency) > 2) {
     problem('BR-DEC-18', `${document.currency} amounts have three decimals; EN 16931 allows two`);
   }
+  const seller = sellerOf(document, problem);
+  const buyer = buyerOf(document, seller.address.countryCode, problem);
+  const lines = linesOf(document, problem);
+  if (lines.some((line) => line.category.code === 'AE') && !buyer.vatId) {
+    problem('BR-AE-02', 'a reverse-charge line needs the customer VAT id');
+  }
+  if (found.length > 0) throw new EInvoiceNotRepresentableError(found);
 
-  // Seller (BG-4).
-  const sellerVat = clean(seller.vatId);
-  if (!sellerVat) {
+  // VAT breakdown (BG-23): one row per category and rate; only S may have several rates.
+  const taxSubtotals = breakdownOf(document, lines);
+  const taxTotal = sum(taxSubtotals.map((row) => row.tax));
+  const lineExtension = sum(lines.map((line) => line.lineNet));
+  // BR-CO-10, BR-CO-13, BR-CO-14, BR-CO-15, BR-CO-16: the stored totals are the sums.
+  assertEqual(lineExtension, document.netTotal, 'Σ line net amounts (BR-CO-10)');
+  assertEqual(taxTotal, document.vatTotal, 'Σ VAT breakdown (BR-CO-14)');
+  assertEqual(lineExtension + taxTotal, document.grossTotal, 'net + VAT (BR-CO-15)');
+
+  const invoiceReference = document.kind === 'credit_note' ? document.invoice : null;
+  const orderId = document.kind === 'invoice' ? document.orderId : document.invoice.orderId;
+  const iban = clean(document.seller.iban)?.replace(/ /g, '') ?? null;
+  return {
+    brand: 'PeppolDocument',
+    kind: document.kind === 'invoice' ? 'Invoice' : 'CreditNote',
+    typeCode: document.kind === 'invoice' ? '380' : '381',
+    id: document.number,
+    issueDate: document.issueDate,
+    dueDate: document.kind === 'invoice' ? document.dueDate : null,
+    currency: document.currency,
+    note: clean(
+      document.kind === 'credit_note'
+        ? [`Reason: ${document.reason}.`, document.note].join(' ')
+        : document.note,
+    ),
+    // PEPPOL-EN16931-R003: a buyer reference or an order reference; the order id, else the number.
+    buyerReference: clean(orderId) ?? invoiceReference?.number ?? document.number,
+    billingReference: invoiceReference
+      ? { id: invoiceReference.number, issueDate: invoiceReference.issueDate }
+      : null,
+    seller,
+    buyer,
+    // BR-61: a credit transfer names the account. A credit note pays nothing to the seller.
+    payment:
+      document.kind === 'invoice' && iban ? { meansCode: '58', paymentId: document.number, iban } : null,
+    // BR-CO-25: a positive amount due needs a due date or payment terms; terms are always given.
+    paymentTerms:
+      document.kind === 'invoice'
+        ? document.dueDate
+          ? `Payment due by ${document.dueDate}`
+          : 'Payable on receipt'
+        : `Credit for invoice ${document.invoice.number}`,
+    taxSubtotals,
+    taxTotal,
+    lineExtension,
+    taxExclusive: lineExtension,
+    taxInclusive: lineExtension + taxTotal,
+    payable: lineExtension + taxTotal,
+    lines,
+  };
+}
+
+/** The seller (BG-4) from the profile snapshot, with the EN 16931, Peppol and national rules on it. */
+function sellerOf(document: SalesDocument, problem: Problems): PeppolParty {
+  const { seller } = document;
+  const vatId = clean(seller.vatId);
+  if (!vatId) {
     problem(
       'BR-S-02',
       'the seller has no VAT id (company profile `vatId`), which every VAT category used here requires',
     );
-  } else if (!isVatPrefix(sellerVat.slice(0, 2))) {
-    problem('BR-CO-09', `the seller VAT id ${sellerVat} does not start with a country prefix`);
+  } else if (!isVatPrefix(vatId.slice(0, 2))) {
+    problem('BR-CO-09', `the seller VAT id ${vatId} does not start with a country prefix`);
   }
-  const address = seller.address;
-  const street = clean(address.street);
-  const city = clean(address.city);
-  const postalCode = clean(address.postalCode);
+  const street = clean(seller.address.street);
+  const city = clean(seller.address.city);
+  const postalCode = clean(seller.address.postalCode);
   if (!street || !city || !postalCode) {
     problem(
       'BR-08',
       'the seller has no complete postal address (company profile `address`: street, city, postalCode)',
     );
   }
-  const sellerCountry = address.countryCode;
-  if (!isPeppolCountry(sellerCountry)) {
-    problem('BR-09', `the seller country ${sellerCountry} is not an ISO 3166-1 code`);
-  }
-  if (UNSUPPORTED_SELLER_COUNTRIES[sellerCountry])
-    problem('PEPPOL-national', UNSUPPORTED_SELLER_COUNTRIES[sellerCountry]);
-  let sellerEndpoint: PeppolEndpoint | null = null;
-  if (seller.peppolId) {
-    sellerEndpoint = parsePeppolId(seller.peppolId);
-    if (!sellerEndpoint) {
-      problem(
-        'PEPPOL-EN16931-CL008',
-        `the seller Peppol id ${seller.peppolId} is not scheme:identifier with a Peppol EAS scheme`,
-      );
-    }
-  } else if (sellerVat) {
-    sellerEndpoint = endpointOfVatId(sellerVat);
-    if (!sellerEndpoint) {
-      problem(
-        'PEPPOL-EN16931-R020',
-        'the seller has no Peppol id (company profile `peppolId`) and its VAT id is no Peppol endpoint',
-      );
-    }
-  } else {
+  const country = seller.address.countryCode;
+  if (!isPeppolCountry(country)) problem('BR-09', `the seller country ${country} is not an ISO 3166-1 code`);
+  const unsupported = UNSUPPORTED_SELLER_COUNTRIES[country];
+  if (unsupported) problem(...unsupported);
+
+  const endpoint = seller.peppolId ? parsePeppolId(seller.peppolId) : vatId ? endpointOfVatId(vatId) : null;
+  if (!endpoint && seller.peppolId) {
+    problem(
+      'PEPPOL-EN16931-CL008',
+      `the seller Peppol id ${seller.peppolId} is not scheme:identifier with a Peppol EAS scheme`,
+    );
+  } else if (!endpoint) {
     problem(
       'PEPPOL-EN16931-R020',
-      'the seller has neither a Peppol id nor a VAT id to derive its electronic address from',
+      'the seller has no Peppol id (company profile `peppolId`) and no VAT id that is a Peppol endpoint',
     );
   }
+
   const registration = clean(seller.registrationNumber);
-  let sellerLegalId: PeppolParty['legalId'] = registration ? { id: registration, scheme: null } : null;
-  if (sellerCountry === 'DK') {
+  let legalId: PeppolParty['legalId'] = registration ? { id: registration, scheme: null } : null;
+  if (country === 'DK') {
     // DK-R-002, DK-R-014, PEPPOL-COMMON-R042: the CVR number, scheme 0184, written DK + 8 digits.
     const cvr = registration ? /^(?:DK)?([0-9]{8})$/.exec(registration) : null;
     if (!cvr) problem('DK-R-002', 'a Danish seller needs its 8-digit CVR number as registration number');
-    else sellerLegalId = { id: `DK${cvr[1]}`, scheme: '0184' };
+    else legalId = { id: `DK${cvr[1]}`, scheme: '0184' };
   }
-  if (sellerCountry === 'NL' && registration) sellerLegalId = { id: registration, scheme: '0106' }; // NL-R-003: KVK
-  if (sellerCountry === 'NL' && document.kind === 'invoice' && !clean(seller.iban)) {
+  if (country === 'NL' && registration) legalId = { id: registration, scheme: '0106' }; // NL-R-003: KVK
+  if (country === 'NL' && document.kind === 'invoice' && !clean(seller.iban)) {
     problem('NL-R-007', 'a Dutch seller must name a means of payment: the company profile needs an IBAN');
   }
-  if (sellerCountry === 'NO' && sellerVat && !/^NO[0-9]{9}MVA$/.test(sellerVat)) {
+  if (country === 'NO' && vatId && !/^NO[0-9]{9}MVA$/.test(vatId)) {
     problem('NO-R-001', 'a Norwegian VAT id is NO + 9 digits + MVA');
   }
-  if (sellerCountry === 'SE' && sellerVat?.startsWith('SE') && !/^SE[0-9]{12}$/.test(sellerVat)) {
+  if (country === 'SE' && vatId?.startsWith('SE') && !/^SE[0-9]{12}$/.test(vatId)) {
     problem('SE-R-001', 'a Swedish VAT id is SE + 12 digits');
   }
+  const name = clean(seller.legalName) ?? '';
+  return {
+    // Only read when no problem was found, so never null then.
+    endpoint: endpoint as PeppolEndpoint,
+    name,
+    address: { street, city, postalCode, countryCode: country },
+    vatId,
+    legalName: name,
+    legalId,
+    email: clean(seller.email),
+  };
+}
 
-  // Buyer (BG-7).
-  const buyerName = clean(buyer.name);
-  if (!buyerName) problem('BR-07', 'the customer has no name');
-  const buyerVat = clean(buyer.vatId);
-  if (buyerVat && !isVatPrefix(buyerVat.slice(0, 2))) {
-    problem('BR-CO-09', `the customer VAT id ${buyerVat} does not start with a country prefix`);
+/** The buyer (BG-7) from the document's customer; its endpoint comes from its VAT id. */
+function buyerOf(document: SalesDocument, sellerCountry: string, problem: Problems): PeppolParty {
+  const { buyer } = document;
+  const name = clean(buyer.name);
+  if (!name) problem('BR-07', 'the customer has no name');
+  const vatId = clean(buyer.vatId);
+  if (vatId && !isVatPrefix(vatId.slice(0, 2))) {
+    problem('BR-CO-09', `the customer VAT id ${vatId} does not start with a country prefix`);
   }
-  if (!isPeppolCountry(buyer.countryCode))
+  if (!isPeppolCountry(buyer.countryCode)) {
     problem('BR-11', `the customer country ${buyer.countryCode} is not an ISO 3166-1 code`);
-  const buyerEndpoint = buyerVat ? endpointOfVatId(buyerVat) : null;
-  if (!buyerEndpoint) {
+  }
+  const endpoint = vatId ? endpointOfVatId(vatId) : null;
+  if (!endpoint) {
     problem(
       'PEPPOL-EN16931-R010',
-      buyerVat
-        ? `the customer VAT id ${buyerVat} is no Peppol endpoint (its country has no VAT-number scheme)`
+      vatId
+        ? `the customer VAT id ${vatId} is no Peppol endpoint (its country has no VAT-number scheme)`
         : 'the customer has no VAT id to derive its Peppol electronic address from',
     );
   }
@@ -287,10 +352,22 @@ export function peppolDocumentOf(document: SalesDocument): PeppolDocument {
       'a Dutch seller must give a Dutch customer a structured address (street, city, post code)',
     );
   }
+  return {
+    endpoint: endpoint as PeppolEndpoint,
+    name: name ?? '',
+    // The customer's address is free text: it is the street line (BT-50), the country BT-55.
+    address: { street: clean(buyer.address), city: null, postalCode: null, countryCode: buyer.countryCode },
+    vatId,
+    legalName: name ?? '',
+    legalId: null,
+    email: clean(buyer.email),
+  };
+}
 
-  // Lines (BG-25) and their categories.
+/** The lines (BG-25) with their VAT categories and a price that keeps R120 exact. */
+function linesOf(document: SalesDocument, problem: Problems): PeppolLine[] {
   const digits = minorUnitDigits(document.currency);
-  const lines: PeppolLine[] = document.lines.map((line) => {
+  const lines = document.lines.map((line) => {
     const category = vatCategoryOf(line, document);
     if (category.code !== 'S' && !isZero(category.percent)) {
       problem(
@@ -313,78 +390,7 @@ export function peppolDocumentOf(document: SalesDocument): PeppolDocument {
     };
   });
   if (lines.length === 0) problem('BR-16', 'the document has no lines');
-  if (lines.some((line) => line.category.code === 'AE') && !buyerVat) {
-    problem('BR-AE-02', 'a reverse-charge line needs the customer VAT id');
-  }
-
-  if (problems.length > 0) throw new EInvoiceNotRepresentableError(problems);
-
-  // VAT breakdown (BG-23): one row per category and rate; only S may have several rates.
-  const taxSubtotals = breakdownOf(document, lines);
-  const taxTotal = sum(taxSubtotals.map((row) => row.tax));
-  const lineExtension = sum(lines.map((line) => line.lineNet));
-  // BR-CO-10, BR-CO-13, BR-CO-14, BR-CO-15, BR-CO-16: the stored totals are the sums.
-  assertEqual(lineExtension, document.netTotal, 'Σ line net amounts (BR-CO-10)');
-  assertEqual(taxTotal, document.vatTotal, 'Σ VAT breakdown (BR-CO-14)');
-  assertEqual(lineExtension + taxTotal, document.grossTotal, 'net + VAT (BR-CO-15)');
-
-  const invoiceReference = document.kind === 'credit_note' ? document.invoice : null;
-  const orderId = document.kind === 'invoice' ? document.orderId : document.invoice.orderId;
-  const iban = clean(seller.iban)?.replace(/ /g, '') ?? null;
-  return {
-    brand: 'PeppolDocument',
-    kind: document.kind === 'invoice' ? 'Invoice' : 'CreditNote',
-    typeCode: document.kind === 'invoice' ? '380' : '381',
-    id: document.number,
-    issueDate: document.issueDate,
-    dueDate: document.kind === 'invoice' ? document.dueDate : null,
-    currency: document.currency,
-    note: clean(
-      document.kind === 'credit_note'
-        ? [`Reason: ${document.reason}.`, document.note].join(' ')
-        : document.note,
-    ),
-    // PEPPOL-EN16931-R003: a buyer reference or an order reference; the order id, else the number.
-    buyerReference: clean(orderId) ?? invoiceReference?.number ?? document.number,
-    billingReference: invoiceReference
-      ? { id: invoiceReference.number, issueDate: invoiceReference.issueDate }
-      : null,
-    seller: {
-      endpoint: sellerEndpoint as PeppolEndpoint,
-      name: clean(seller.legalName) ?? '',
-      address: { street, city, postalCode, countryCode: sellerCountry },
-      vatId: sellerVat,
-      legalName: clean(seller.legalName) ?? '',
-      legalId: sellerLegalId,
-      email: clean(seller.email),
-    },
-    buyer: {
-      endpoint: buyerEndpoint as PeppolEndpoint,
-      name: buyerName ?? '',
-      address: { street: clean(buyer.address), city: null, postalCode: null, countryCode: buyer.countryCode },
-      vatId: buyerVat,
-      legalName: buyerName ?? '',
-      legalId: null,
-      email: clean(buyer.email),
-    },
-    // BR-61: a credit transfer names the account. A credit note pays nothing to the seller.
-    payment:
-      document.kind === 'invoice' && iban ? { meansCode: '58', paymentId: document.number, iban } : null,
-    // BR-CO-25: a positive amount due needs a due date or payment terms; terms are always given.
-    paymentTerms:
-      document.kind === 'invoice'
-        ? document.dueDate
-          ? `Payment due by ${document.dueDate}`
-          : 'Payable on receipt'
-        : `Credit for invoice ${document.invoice.number}`,
-    taxSubtotals,
-    taxTotal,
-    lineExtension,
-    taxExclusive: lineExtension,
-    taxInclusive: lineExtension + taxTotal,
-    payable: lineExtension + taxTotal,
-    lines,
-  };
+  return lines;
 }
 
 /**
