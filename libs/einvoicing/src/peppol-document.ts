@@ -64,33 +64,36 @@ export interface PeppolTaxSubtotal {
   category: VatCategory;
 }
 
+/** Not exported: no code outside this file can make a `PeppolDocument` without `peppolDocumentOf`. */
+const CHECKED: unique symbol = Symbol('PeppolDocument');
+
 /**
  * A document that satisfies the EN 16931 and Peppol BIS 3 rules this module enforces. Only
  * `peppolDocumentOf` makes one: every invariant below is checked there, so the writer cannot be
  * handed a document that breaks them.
  */
 export interface PeppolDocument {
-  readonly brand: 'PeppolDocument';
-  kind: 'Invoice' | 'CreditNote';
-  typeCode: '380' | '381';
-  id: string;
-  issueDate: string;
-  dueDate: string | null;
-  currency: string;
-  note: string | null;
-  buyerReference: string;
-  billingReference: { id: string; issueDate: string } | null;
-  seller: PeppolParty;
-  buyer: PeppolParty;
-  payment: { meansCode: '58'; paymentId: string; iban: string } | null;
-  paymentTerms: string;
-  taxSubtotals: PeppolTaxSubtotal[];
-  taxTotal: MinorUnits;
-  lineExtension: MinorUnits;
-  taxExclusive: MinorUnits;
-  taxInclusive: MinorUnits;
-  payable: MinorUnits;
-  lines: PeppolLine[];
+  readonly [CHECKED]: true;
+  readonly kind: 'Invoice' | 'CreditNote';
+  readonly typeCode: '380' | '381';
+  readonly id: string;
+  readonly issueDate: string;
+  readonly dueDate: string | null;
+  readonly currency: string;
+  readonly note: string | null;
+  readonly buyerReference: string;
+  readonly billingReference: { id: string; issueDate: string } | null;
+  readonly seller: PeppolParty;
+  readonly buyer: PeppolParty;
+  readonly payment: { meansCode: '58'; paymentId: string; iban: string } | null;
+  readonly paymentTerms: string;
+  readonly taxSubtotals: readonly PeppolTaxSubtotal[];
+  readonly taxTotal: MinorUnits;
+  readonly lineExtension: MinorUnits;
+  readonly taxExclusive: MinorUnits;
+  readonly taxInclusive: MinorUnits;
+  readonly payable: MinorUnits;
+  readonly lines: readonly PeppolLine[];
 }
 
 /**
@@ -216,7 +219,7 @@ export function peppolDocumentOf(document: SalesDocument): PeppolDocument {
   const orderId = document.kind === 'invoice' ? document.orderId : document.invoice.orderId;
   const iban = clean(document.seller.iban)?.replace(/ /g, '') ?? null;
   return {
-    brand: 'PeppolDocument',
+    [CHECKED]: true,
     kind: document.kind === 'invoice' ? 'Invoice' : 'CreditNote',
     typeCode: document.kind === 'invoice' ? '380' : '381',
     id: document.number,
