@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
+import { EInvoicingModule } from '@ledgerkey/einvoicing';
 import { IdempotencyModule, IdempotencyPurgeModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
 import { JobsModule } from '@ledgerkey/jobs';
@@ -70,6 +71,7 @@ export class AppModule {
         LedgerModule,
         OutboxModule,
         InvoicingModule,
+        EInvoicingModule,
         PurchasingModule,
         WebhooksModule.forRoot(config.webhooks),
         // The job runner: idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.

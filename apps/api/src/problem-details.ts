@@ -39,6 +39,7 @@ export const PROBLEM_KINDS = {
   invoice_fully_credited: { status: 422, title: 'Invoice fully credited' },
   currency_mismatch: { status: 422, title: 'Currency mismatch' },
   webhook_url_forbidden: { status: 422, title: 'Webhook URL not allowed' },
+  einvoice_not_representable: { status: 422, title: 'Not representable as a Peppol e-invoice' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
@@ -53,6 +54,7 @@ const EXTENSION_FIELDS = [
   'existingSettlementId',
   'existingPurchaseInvoiceId',
   'errors',
+  'problems',
 ] as const;
 
 export interface RenderedProblem {

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNotePdfData, GetCreditNotePdfErrors, GetCreditNotePdfResponses, GetCreditNoteResponses, GetCreditNoteUblData, GetCreditNoteUblErrors, GetCreditNoteUblResponses, GetEventData, GetEventErrors, GetEventResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoicePdfData, GetSalesInvoicePdfErrors, GetSalesInvoicePdfResponses, GetSalesInvoiceResponses, GetSalesInvoiceUblData, GetSalesInvoiceUblErrors, GetSalesInvoiceUblResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -35,6 +35,36 @@ export const createSalesInvoice = <ThrowOnError extends boolean = false>(options
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Download the invoice as Peppol BIS Billing 3.0 UBL
+ *
+ * The invoice as UBL 2.1 XML that passes the EN 16931 and Peppol BIS 3 rules, with the seller details it was issued with. The same document always gives the same bytes.
+ */
+export const getSalesInvoiceUbl = <ThrowOnError extends boolean = false>(options: Options<GetSalesInvoiceUblData, ThrowOnError>): RequestResult<GetSalesInvoiceUblResponses, GetSalesInvoiceUblErrors, ThrowOnError> => (options.client ?? client).get<GetSalesInvoiceUblResponses, GetSalesInvoiceUblErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/sales/invoices/{id}/ubl',
+    ...options
+});
+
+/**
+ * Download the invoice as PDF
+ *
+ * Seller and buyer, number, dates, lines, VAT per rate, totals and payment details. The same document always gives the same bytes.
+ */
+export const getSalesInvoicePdf = <ThrowOnError extends boolean = false>(options: Options<GetSalesInvoicePdfData, ThrowOnError>): RequestResult<GetSalesInvoicePdfResponses, GetSalesInvoicePdfErrors, ThrowOnError> => (options.client ?? client).get<GetSalesInvoicePdfResponses, GetSalesInvoicePdfErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/sales/invoices/{id}/pdf',
+    ...options
 });
 
 /**
@@ -80,6 +110,36 @@ export const createCreditNote = <ThrowOnError extends boolean = false>(options: 
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Download the credit note as Peppol BIS Billing 3.0 UBL
+ *
+ * The credit note as UBL 2.1 XML that passes the EN 16931 and Peppol BIS 3 rules, with the seller details it was issued with. The same document always gives the same bytes.
+ */
+export const getCreditNoteUbl = <ThrowOnError extends boolean = false>(options: Options<GetCreditNoteUblData, ThrowOnError>): RequestResult<GetCreditNoteUblResponses, GetCreditNoteUblErrors, ThrowOnError> => (options.client ?? client).get<GetCreditNoteUblResponses, GetCreditNoteUblErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/sales/credit-notes/{id}/ubl',
+    ...options
+});
+
+/**
+ * Download the credit note as PDF
+ *
+ * Seller and buyer, number, dates, lines, VAT per rate, totals and payment details. The same document always gives the same bytes.
+ */
+export const getCreditNotePdf = <ThrowOnError extends boolean = false>(options: Options<GetCreditNotePdfData, ThrowOnError>): RequestResult<GetCreditNotePdfResponses, GetCreditNotePdfErrors, ThrowOnError> => (options.client ?? client).get<GetCreditNotePdfResponses, GetCreditNotePdfErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/sales/credit-notes/{id}/pdf',
+    ...options
 });
 
 /**

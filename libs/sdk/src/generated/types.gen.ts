@@ -793,7 +793,7 @@ export type CreatedCompanyView = {
     apiKey: string;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'last_read_write_key' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'last_read_write_key' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'einvoice_not_representable' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -891,6 +891,96 @@ export type CreateSalesInvoiceResponses = {
 };
 
 export type CreateSalesInvoiceResponse = CreateSalesInvoiceResponses[keyof CreateSalesInvoiceResponses];
+
+export type GetSalesInvoiceUblData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/invoices/{id}/ubl';
+};
+
+export type GetSalesInvoiceUblErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * `einvoice_not_representable`: the company profile or the customer lacks what Peppol requires; `problems` lists `{ rule, message }` per broken EN 16931 / Peppol rule
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetSalesInvoiceUblError = GetSalesInvoiceUblErrors[keyof GetSalesInvoiceUblErrors];
+
+export type GetSalesInvoiceUblResponses = {
+    /**
+     * UBL 2.1 XML (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetSalesInvoiceUblResponse = GetSalesInvoiceUblResponses[keyof GetSalesInvoiceUblResponses];
+
+export type GetSalesInvoicePdfData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/invoices/{id}/pdf';
+};
+
+export type GetSalesInvoicePdfErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetSalesInvoicePdfError = GetSalesInvoicePdfErrors[keyof GetSalesInvoicePdfErrors];
+
+export type GetSalesInvoicePdfResponses = {
+    /**
+     * PDF (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetSalesInvoicePdfResponse = GetSalesInvoicePdfResponses[keyof GetSalesInvoicePdfResponses];
 
 export type GetSalesInvoiceData = {
     body?: never;
@@ -1072,6 +1162,96 @@ export type CreateCreditNoteResponses = {
 };
 
 export type CreateCreditNoteResponse = CreateCreditNoteResponses[keyof CreateCreditNoteResponses];
+
+export type GetCreditNoteUblData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/credit-notes/{id}/ubl';
+};
+
+export type GetCreditNoteUblErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * `einvoice_not_representable`: the company profile or the customer lacks what Peppol requires; `problems` lists `{ rule, message }` per broken EN 16931 / Peppol rule
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetCreditNoteUblError = GetCreditNoteUblErrors[keyof GetCreditNoteUblErrors];
+
+export type GetCreditNoteUblResponses = {
+    /**
+     * UBL 2.1 XML (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetCreditNoteUblResponse = GetCreditNoteUblResponses[keyof GetCreditNoteUblResponses];
+
+export type GetCreditNotePdfData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/credit-notes/{id}/pdf';
+};
+
+export type GetCreditNotePdfErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetCreditNotePdfError = GetCreditNotePdfErrors[keyof GetCreditNotePdfErrors];
+
+export type GetCreditNotePdfResponses = {
+    /**
+     * PDF (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetCreditNotePdfResponse = GetCreditNotePdfResponses[keyof GetCreditNotePdfResponses];
 
 export type GetCreditNoteData = {
     body?: never;
