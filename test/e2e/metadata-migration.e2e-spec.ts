@@ -5,6 +5,7 @@ import { createDataSource, quoteIdentifier } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { Metadata1766200000000 } from '../../migrations/1766200000000-metadata';
 import { testDatabaseState } from '../support/test-database';
+import { SQL_SELLER } from '../support/sql-fixtures';
 
 /**
  * The metadata migration on a database of its own: rows written before it get `{}` and stay
@@ -56,9 +57,9 @@ describe('migration Metadata1766200000000', () => {
     );
     await before.query(
       `INSERT INTO invoices (id, company_id, series, sequence, number, currency, issue_date, customer,
-                             vat_breakdown, net_total, vat_total, gross_total, created_at)
-       VALUES ($1, $2, 'INV', 1, 'INV-000001', 'EUR', '2026-12-01', '{"name": "Customer"}', '[]', 2000, 420, 2420, now())`,
-      [invoice, company],
+                             vat_breakdown, net_total, vat_total, gross_total, created_at, seller)
+       VALUES ($1, $2, 'INV', 1, 'INV-000001', 'EUR', '2026-12-01', '{"name": "Customer"}', '[]', 2000, 420, 2420, now(), $3)`,
+      [invoice, company, SQL_SELLER],
     );
     await before.destroy();
 
@@ -87,6 +88,12 @@ describe('migration Metadata1766200000000', () => {
     await dataSource.query('UPDATE invoices SET paid_total = 100 WHERE id = $1', [invoice]);
     await expect(
       dataSource.query(`UPDATE invoices SET metadata = '{"a": "b"}' WHERE id = $1`, [invoice]),
+    ).rejects.toThrow(/immutable/);
+    // The guard it replaces kept the seller snapshot immutable (CompanyProfileSellerSnapshot): still so.
+    await expect(
+      dataSource.query(`UPDATE invoices SET seller = seller || '{"legalName": "Other"}' WHERE id = $1`, [
+        invoice,
+      ]),
     ).rejects.toThrow(/immutable/);
 
     const valid = (metadata: unknown) =>

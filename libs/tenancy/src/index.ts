@@ -1,4 +1,5 @@
 export { TenancyModule } from './tenancy.module';
+export { CompanyProfilesModule } from './company-profiles.module';
 export { ApiKeyGuard, CurrentCompany, authenticatedCompanyOf, companyOf } from './api-key.guard';
 export { API_KEY_SCOPES } from './api-key';
 export type { ApiKeyScope } from './api-key';
