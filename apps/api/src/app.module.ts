@@ -8,6 +8,7 @@ import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PaymentsModule } from '@ledgerkey/payments';
 import { PurchasingModule } from '@ledgerkey/purchasing';
+import { ReportingModule } from '@ledgerkey/reporting';
 import { SecretBox, SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import { WebhooksModule } from '@ledgerkey/webhooks';
@@ -29,6 +30,7 @@ import { PaymentsController } from './payments/payments.controller';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
+import { ReportsController } from './reports/reports.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
 import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
@@ -70,6 +72,7 @@ export class AppModule {
         OutboxModule,
         InvoicingModule,
         PurchasingModule,
+        ReportingModule,
         WebhooksModule.forRoot(config.webhooks),
         // The job runner: idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
         JobsModule,
@@ -121,6 +124,7 @@ export class AppModule {
         EventsController,
         WebhookEndpointsController,
         CompanyProfileController,
+        ReportsController,
         AdminController,
         HealthController,
       ],

@@ -1,6 +1,7 @@
 export { LedgerModule } from './ledger.module';
 export { JournalRepository } from './journal.repository';
 export {
+  AggregateAmount,
   JournalEntryListView,
   JournalEntryView,
   JournalLineView,

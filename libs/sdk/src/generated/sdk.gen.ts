@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses } from './types.gen.js';
+import type { CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetVatReportData, GetVatReportErrors, GetVatReportResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -402,6 +402,21 @@ export const updateCompanyProfile = <ThrowOnError extends boolean = false>(optio
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * VAT report for a period: sales and purchases per VAT rate, and the VAT payable
+ *
+ * Documents dated within `from`–`to` (both included): invoices and purchase invoices by issue date, credit notes by the UTC date they were issued. Per currency and VAT rate: sales net and VAT (invoices − credit notes), purchases net and VAT, and `payable` (output − input VAT; negative is refundable). Equal to the movements of the ledger accounts `revenue`, `vat_payable`, `expense` and `vat_receivable` in the journal entries with `entryDate` in the period, to the cent. Amounts are integer minor units as decimal strings (exact beyond 2^53).
+ */
+export const getVatReport = <ThrowOnError extends boolean = false>(options: Options<GetVatReportData, ThrowOnError>): RequestResult<GetVatReportResponses, GetVatReportErrors, ThrowOnError> => (options.client ?? client).get<GetVatReportResponses, GetVatReportErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/reports/vat',
+    ...options
 });
 
 /**

@@ -601,6 +601,75 @@ export type UpdateCompanyProfileDto = {
     peppolId?: string;
 };
 
+export type VatRateRowView = {
+    /**
+     * VAT rate, percent (canonical decimal string)
+     */
+    vatRate: string;
+    /**
+     * Sales net at this rate: invoices − credit notes: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    salesNet: string;
+    /**
+     * Output VAT at this rate: invoices − credit notes: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    salesVat: string;
+    /**
+     * Purchases net at this rate: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    purchasesNet: string;
+    /**
+     * Input VAT at this rate: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    purchasesVat: string;
+    /**
+     * salesVat − purchasesVat: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    payable: string;
+};
+
+export type VatReportTotalsView = {
+    /**
+     * Sales net: invoices − credit notes (= revenue in the ledger): integer minor units as a decimal string (exact beyond 2^53)
+     */
+    salesNet: string;
+    /**
+     * Output VAT (= the movement of vat_payable in the ledger): integer minor units as a decimal string (exact beyond 2^53)
+     */
+    salesVat: string;
+    /**
+     * Purchases net (= expense in the ledger): integer minor units as a decimal string (exact beyond 2^53)
+     */
+    purchasesNet: string;
+    /**
+     * Input VAT (= the movement of vat_receivable in the ledger): integer minor units as a decimal string (exact beyond 2^53)
+     */
+    purchasesVat: string;
+    /**
+     * VAT payable for the period: salesVat − purchasesVat; negative is refundable: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    payable: string;
+};
+
+export type VatReportCurrencyView = {
+    currency: string;
+    /**
+     * Per VAT rate, highest first
+     */
+    rates: Array<VatRateRowView>;
+    totals: VatReportTotalsView;
+};
+
+export type VatReportView = {
+    object: 'vat_report';
+    from: string;
+    to: string;
+    /**
+     * Per currency with documents in the period (empty when there are none)
+     */
+    currencies: Array<VatReportCurrencyView>;
+};
+
 export type CompanyProfileDto = {
     /**
      * The registered name
@@ -1803,6 +1872,49 @@ export type UpdateCompanyProfileResponses = {
 };
 
 export type UpdateCompanyProfileResponse = UpdateCompanyProfileResponses[keyof UpdateCompanyProfileResponses];
+
+export type GetVatReportData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * First day (included)
+         */
+        from: string;
+        /**
+         * Last day (included), not before `from`
+         */
+        to: string;
+    };
+    url: '/v1/reports/vat';
+};
+
+export type GetVatReportErrors = {
+    /**
+     * `validation_failed`: `from` or `to` missing or not a date, or `to` before `from`
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetVatReportError = GetVatReportErrors[keyof GetVatReportErrors];
+
+export type GetVatReportResponses = {
+    200: VatReportView;
+};
+
+export type GetVatReportResponse = GetVatReportResponses[keyof GetVatReportResponses];
 
 export type CreateCompanyData = {
     body: CreateCompanyDto;
