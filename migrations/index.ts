@@ -13,6 +13,7 @@ import { TenantKeys1765500000000 } from './1765500000000-tenant-keys';
 import { RequestDigest1765700000000 } from './1765700000000-request-digest';
 import { Payments1765800000000 } from './1765800000000-payments';
 import { CompanyProfileSellerSnapshot1765900000000 } from './1765900000000-company-profile-seller-snapshot';
+import { IsafSettingsFixedAssets1766700000000 } from './1766700000000-isaf-settings-fixed-assets';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -30,4 +31,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   RequestDigest1765700000000,
   Payments1765800000000,
   CompanyProfileSellerSnapshot1765900000000,
+  IsafSettingsFixedAssets1766700000000,
 ];

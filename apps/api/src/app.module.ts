@@ -19,6 +19,7 @@ import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
 import { API_CONFIG, type ApiConfig } from './config';
 import { CompanyProfileController } from './company/company-profile.controller';
+import { IsafSettingsController } from './company/isaf-settings.controller';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { EventsController } from './events/events.controller';
 import { HealthController } from './health/health.controller';
@@ -30,6 +31,7 @@ import { PaymentsController } from './payments/payments.controller';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
+import { ExportsController } from './reports/exports.controller';
 import { ReportsController } from './reports/reports.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
@@ -125,6 +127,8 @@ export class AppModule {
         WebhookEndpointsController,
         CompanyProfileController,
         ReportsController,
+        ExportsController,
+        IsafSettingsController,
         AdminController,
         HealthController,
       ],

@@ -24,6 +24,7 @@ export const PROBLEM_KINDS = {
   order_already_invoiced: { status: 409, title: 'Order already invoiced' },
   payout_already_settled: { status: 409, title: 'Payout already settled' },
   purchase_invoice_duplicate: { status: 409, title: 'Purchase invoice already recorded' },
+  depreciation_already_run: { status: 409, title: 'Depreciation already run for the period' },
   idempotency_replay_unavailable: { status: 410, title: 'Stored answer cannot be replayed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
@@ -37,6 +38,10 @@ export const PROBLEM_KINDS = {
   invoice_fully_credited: { status: 422, title: 'Invoice fully credited' },
   currency_mismatch: { status: 422, title: 'Currency mismatch' },
   webhook_url_forbidden: { status: 422, title: 'Webhook URL not allowed' },
+  company_profile_incomplete: { status: 422, title: 'Company profile incomplete' },
+  isaf_tax_code_missing: { status: 422, title: 'i.SAF tax code missing' },
+  isaf_currency_unsupported: { status: 422, title: 'i.SAF currency unsupported' },
+  asset_period_closed: { status: 422, title: 'Asset starts in a depreciated period' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
@@ -50,6 +55,8 @@ const EXTENSION_FIELDS = [
   'existingInvoiceId',
   'existingSettlementId',
   'existingPurchaseInvoiceId',
+  'existingRunId',
+  'vatRates',
   'errors',
 ] as const;
 

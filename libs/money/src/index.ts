@@ -1,5 +1,5 @@
 export { IsMoneyCurrency } from './currency';
-export { canonicalNumeric } from './decimal';
+export { canonicalNumeric, formatMinorUnits } from './decimal';
 export { IsDecimalString } from './decimal-string.validator';
 export {
   AmountOutOfRangeError,

@@ -670,6 +670,44 @@ export type VatReportView = {
     currencies: Array<VatReportCurrencyView>;
 };
 
+export type IsafTaxCodeView = {
+    /**
+     * VAT rate, percent
+     */
+    vatRate: string;
+    /**
+     * VMI's PVM classifier code
+     */
+    taxCode: string;
+};
+
+export type IsafSettingsView = {
+    object: 'isaf_settings';
+    /**
+     * The mapping in force: the configured one, or the defaults (21 → PVM1, 9 → PVM2, 5 → PVM3; 0 % has none, as its code depends on the kind of supply)
+     */
+    taxCodes: Array<IsafTaxCodeView>;
+    /**
+     * false while the defaults apply
+     */
+    configured: boolean;
+};
+
+export type IsafTaxCodeDto = {
+    /**
+     * VAT rate, percent: decimal string 0–100, at most 2 decimals
+     */
+    vatRate: string;
+    taxCode: string;
+};
+
+export type UpdateIsafSettingsDto = {
+    /**
+     * One entry per VAT rate the company declares (1–50, rates unique)
+     */
+    taxCodes: Array<IsafTaxCodeDto>;
+};
+
 export type CompanyProfileDto = {
     /**
      * The registered name
@@ -719,7 +757,7 @@ export type CreatedCompanyView = {
     apiKey: string;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'depreciation_already_run' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'company_profile_incomplete' | 'isaf_tax_code_missing' | 'isaf_currency_unsupported' | 'asset_period_closed' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -755,6 +793,14 @@ export type ProblemDetails = {
      * With `purchase_invoice_duplicate`
      */
     existingPurchaseInvoiceId?: string;
+    /**
+     * With `depreciation_already_run`
+     */
+    existingRunId?: string;
+    /**
+     * With `isaf_tax_code_missing`: the unmapped rates
+     */
+    vatRates?: Array<string>;
 };
 
 export type CreateSalesInvoiceData = {
@@ -1915,6 +1961,136 @@ export type GetVatReportResponses = {
 };
 
 export type GetVatReportResponse = GetVatReportResponses[keyof GetVatReportResponses];
+
+export type ExportIsafData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * The tax period: a calendar month, YYYY-MM
+         */
+        month: string;
+        /**
+         * F: sales and purchases; S: issued invoices and credit notes only; P: received invoices only
+         */
+        dataType: 'F' | 'S' | 'P';
+    };
+    url: '/v1/exports/isaf';
+};
+
+export type ExportIsafErrors = {
+    /**
+     * `validation_failed`: `month` is not YYYY-MM or `dataType` not F, S or P
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `company_profile_incomplete` (no registration number), `isaf_tax_code_missing` (a VAT rate without a tax code, with `vatRates`) or `isaf_currency_unsupported` (documents not in EUR)
+     */
+    422: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ExportIsafError = ExportIsafErrors[keyof ExportIsafErrors];
+
+export type ExportIsafResponses = {
+    /**
+     * The i.SAF XML file
+     */
+    200: Blob | File;
+};
+
+export type ExportIsafResponse = ExportIsafResponses[keyof ExportIsafResponses];
+
+export type GetIsafSettingsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/company/isaf-settings';
+};
+
+export type GetIsafSettingsErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetIsafSettingsError = GetIsafSettingsErrors[keyof GetIsafSettingsErrors];
+
+export type GetIsafSettingsResponses = {
+    200: IsafSettingsView;
+};
+
+export type GetIsafSettingsResponse = GetIsafSettingsResponses[keyof GetIsafSettingsResponses];
+
+export type UpdateIsafSettingsData = {
+    body: UpdateIsafSettingsDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/company/isaf-settings/update';
+};
+
+export type UpdateIsafSettingsErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type UpdateIsafSettingsError = UpdateIsafSettingsErrors[keyof UpdateIsafSettingsErrors];
+
+export type UpdateIsafSettingsResponses = {
+    200: IsafSettingsView;
+};
+
+export type UpdateIsafSettingsResponse = UpdateIsafSettingsResponses[keyof UpdateIsafSettingsResponses];
 
 export type CreateCompanyData = {
     body: CreateCompanyDto;
