@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AssetsModule } from '@ledgerkey/assets';
 import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
 import { IdempotencyModule, IdempotencyPurgeModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
@@ -17,6 +18,8 @@ import { ClsModule, ClsService } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
+import { AssetsController } from './assets/assets.controller';
+import { DepreciationRunsController } from './assets/depreciation-runs.controller';
 import { API_CONFIG, type ApiConfig } from './config';
 import { CompanyProfileController } from './company/company-profile.controller';
 import { IsafSettingsController } from './company/isaf-settings.controller';
@@ -75,6 +78,7 @@ export class AppModule {
         InvoicingModule,
         PurchasingModule,
         ReportingModule,
+        AssetsModule,
         WebhooksModule.forRoot(config.webhooks),
         // The job runner: idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
         JobsModule,
@@ -129,6 +133,8 @@ export class AppModule {
         ReportsController,
         ExportsController,
         IsafSettingsController,
+        AssetsController,
+        DepreciationRunsController,
         AdminController,
         HealthController,
       ],

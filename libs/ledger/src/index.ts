@@ -14,6 +14,7 @@ export type { AccountCode } from './accounts';
 export type { JournalEntryDraft, JournalLine } from './journal-entry';
 export {
   creditNotePosting,
+  depreciationPosting,
   paymentPosting,
   purchaseInvoicePosting,
   salesInvoicePosting,

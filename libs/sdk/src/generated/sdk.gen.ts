@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, ExportIsafData, ExportIsafErrors, ExportIsafResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetIsafSettingsData, GetIsafSettingsErrors, GetIsafSettingsResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetVatReportData, GetVatReportErrors, GetVatReportResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses, UpdateIsafSettingsData, UpdateIsafSettingsErrors, UpdateIsafSettingsResponses } from './types.gen.js';
+import type { CreateAssetData, CreateAssetErrors, CreateAssetResponses, CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreateDepreciationRunData, CreateDepreciationRunErrors, CreateDepreciationRunResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, ExportIsafData, ExportIsafErrors, ExportIsafResponses, GetAssetData, GetAssetErrors, GetAssetResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetDepreciationRunData, GetDepreciationRunErrors, GetDepreciationRunResponses, GetEventData, GetEventErrors, GetEventResponses, GetIsafSettingsData, GetIsafSettingsErrors, GetIsafSettingsResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetVatReportData, GetVatReportErrors, GetVatReportResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListDepreciationRunsData, ListDepreciationRunsErrors, ListDepreciationRunsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses, UpdateIsafSettingsData, UpdateIsafSettingsErrors, UpdateIsafSettingsResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -464,6 +464,96 @@ export const updateIsafSettings = <ThrowOnError extends boolean = false>(options
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Record a fixed asset, depreciated straight-line
+ *
+ * Straight line over `usefulLifeMonths` from `startMonth`: every month depreciates ⌊(cost − residualValue) / usefulLifeMonths⌋ and the last month the rounding remainder, so the months add up to exactly cost − residualValue. Whole months only: the start month counts in full, whatever day the asset was acquired. Amounts in the company currency. Creating posts nothing (record the acquisition as a purchase invoice); `POST /v1/depreciation-runs/create` posts its months. Retry with the same Idempotency-Key and body as often as needed.
+ */
+export const createAsset = <ThrowOnError extends boolean = false>(options: Options<CreateAssetData, ThrowOnError>): RequestResult<CreateAssetResponses, CreateAssetErrors, ThrowOnError> => (options.client ?? client).post<CreateAssetResponses, CreateAssetErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/assets/create',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Retrieve a fixed asset, with its depreciation so far
+ */
+export const getAsset = <ThrowOnError extends boolean = false>(options: Options<GetAssetData, ThrowOnError>): RequestResult<GetAssetResponses, GetAssetErrors, ThrowOnError> => (options.client ?? client).get<GetAssetResponses, GetAssetErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/assets/{id}',
+    ...options
+});
+
+/**
+ * List fixed assets in the order they were created
+ */
+export const listAssets = <ThrowOnError extends boolean = false>(options?: Options<ListAssetsData, ThrowOnError>): RequestResult<ListAssetsResponses, ListAssetsErrors, ThrowOnError> => (options?.client ?? client).get<ListAssetsResponses, ListAssetsErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/assets',
+    ...options
+});
+
+/**
+ * Depreciate a month: one journal entry per active asset
+ *
+ * Posts, for every asset whose useful life includes `period`, that month's straight-line amount: debit `depreciation_expense`, credit `accumulated_depreciation`, dated the last day of the period (`entryDate`). One run per period, for ever: a second one, under any Idempotency-Key, after the key expired or at the same moment, answers 409 `depreciation_already_run` naming the first (`existingRunId`); the database enforces one charge per (company, asset, period). A period without active assets still gets its (empty) run. Assets must exist before their months are run: creating one that starts in a depreciated period is refused.
+ */
+export const createDepreciationRun = <ThrowOnError extends boolean = false>(options: Options<CreateDepreciationRunData, ThrowOnError>): RequestResult<CreateDepreciationRunResponses, CreateDepreciationRunErrors, ThrowOnError> => (options.client ?? client).post<CreateDepreciationRunResponses, CreateDepreciationRunErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/depreciation-runs/create',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Retrieve a depreciation run
+ */
+export const getDepreciationRun = <ThrowOnError extends boolean = false>(options: Options<GetDepreciationRunData, ThrowOnError>): RequestResult<GetDepreciationRunResponses, GetDepreciationRunErrors, ThrowOnError> => (options.client ?? client).get<GetDepreciationRunResponses, GetDepreciationRunErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/depreciation-runs/{id}',
+    ...options
+});
+
+/**
+ * List depreciation runs in period order
+ */
+export const listDepreciationRuns = <ThrowOnError extends boolean = false>(options?: Options<ListDepreciationRunsData, ThrowOnError>): RequestResult<ListDepreciationRunsResponses, ListDepreciationRunsErrors, ThrowOnError> => (options?.client ?? client).get<ListDepreciationRunsResponses, ListDepreciationRunsErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/depreciation-runs',
+    ...options
 });
 
 /**

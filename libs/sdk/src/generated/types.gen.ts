@@ -379,7 +379,7 @@ export type PaymentListView = {
 };
 
 export type JournalLineView = {
-    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing';
+    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing' | 'depreciation_expense' | 'accumulated_depreciation';
     /**
      * Minor units
      */
@@ -418,7 +418,7 @@ export type JournalEntryListView = {
 };
 
 export type TrialBalanceRow = {
-    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing';
+    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing' | 'depreciation_expense' | 'accumulated_depreciation';
     currency: string;
     /**
      * Sum of the debits: integer minor units as a decimal string (exact beyond 2^53)
@@ -706,6 +706,114 @@ export type UpdateIsafSettingsDto = {
      * One entry per VAT rate the company declares (1–50, rates unique)
      */
     taxCodes: Array<IsafTaxCodeDto>;
+};
+
+export type CreateAssetDto = {
+    name: string;
+    /**
+     * Acquisition cost in the company currency's minor unit
+     */
+    cost: number;
+    /**
+     * What the asset is worth at the end of its useful life: less than cost
+     */
+    residualValue?: number;
+    usefulLifeMonths: number;
+    /**
+     * First month depreciated, YYYY-MM, with a full month (no partial months: choose the month of acquisition or the next one, as your policy says). Must be after the last period already depreciated.
+     */
+    startMonth: string;
+};
+
+export type FixedAssetView = {
+    id: string;
+    object: 'asset';
+    name: string;
+    /**
+     * The company's currency
+     */
+    currency: string;
+    /**
+     * Acquisition cost, minor units
+     */
+    cost: number;
+    /**
+     * Value left at the end of the useful life, minor units
+     */
+    residualValue: number;
+    usefulLifeMonths: number;
+    /**
+     * First month depreciated (a full month)
+     */
+    startMonth: string;
+    /**
+     * Last month depreciated
+     */
+    endMonth: string;
+    /**
+     * Every month but the last; the last takes the rounding remainder
+     */
+    monthlyDepreciation: number;
+    /**
+     * Depreciation posted so far, minor units
+     */
+    depreciatedTotal: number;
+    /**
+     * cost − depreciatedTotal
+     */
+    bookValue: number;
+    createdAt: string;
+};
+
+export type FixedAssetListView = {
+    object: 'list';
+    data: Array<FixedAssetView>;
+    hasMore: boolean;
+};
+
+export type RunDepreciationDto = {
+    /**
+     * The month to depreciate
+     */
+    period: string;
+};
+
+export type DepreciationChargeView = {
+    /**
+     * The charge; its journal entry's sourceId
+     */
+    id: string;
+    assetId: string;
+    /**
+     * Which month of the asset's useful life (1 = its start month)
+     */
+    monthNumber: number;
+    /**
+     * Minor units
+     */
+    amount: number;
+};
+
+export type DepreciationRunView = {
+    id: string;
+    object: 'depreciation_run';
+    period: string;
+    currency: string;
+    /**
+     * Sum of the charges, minor units
+     */
+    totalAmount: number;
+    /**
+     * One per asset depreciated in the period, each posted as its own journal entry
+     */
+    charges: Array<DepreciationChargeView>;
+    createdAt: string;
+};
+
+export type DepreciationRunListView = {
+    object: 'list';
+    data: Array<DepreciationRunView>;
+    hasMore: boolean;
 };
 
 export type CompanyProfileDto = {
@@ -2091,6 +2199,266 @@ export type UpdateIsafSettingsResponses = {
 };
 
 export type UpdateIsafSettingsResponse = UpdateIsafSettingsResponses[keyof UpdateIsafSettingsResponses];
+
+export type CreateAssetData = {
+    body: CreateAssetDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/assets/create';
+};
+
+export type CreateAssetErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * `asset_period_closed` (startMonth not after the last depreciated period) or `idempotency_key_reused`
+     *
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type CreateAssetError = CreateAssetErrors[keyof CreateAssetErrors];
+
+export type CreateAssetResponses = {
+    /**
+     * Created (or replayed)
+     */
+    201: FixedAssetView;
+};
+
+export type CreateAssetResponse = CreateAssetResponses[keyof CreateAssetResponses];
+
+export type GetAssetData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/assets/{id}';
+};
+
+export type GetAssetErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetAssetError = GetAssetErrors[keyof GetAssetErrors];
+
+export type GetAssetResponses = {
+    200: FixedAssetView;
+};
+
+export type GetAssetResponse = GetAssetResponses[keyof GetAssetResponses];
+
+export type ListAssetsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        /**
+         * Id of the last object of the previous page
+         */
+        startingAfter?: string;
+    };
+    url: '/v1/assets';
+};
+
+export type ListAssetsErrors = {
+    /**
+     * The request is invalid (`validation_failed`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ListAssetsError = ListAssetsErrors[keyof ListAssetsErrors];
+
+export type ListAssetsResponses = {
+    200: FixedAssetListView;
+};
+
+export type ListAssetsResponse = ListAssetsResponses[keyof ListAssetsResponses];
+
+export type CreateDepreciationRunData = {
+    body: RunDepreciationDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/depreciation-runs/create';
+};
+
+export type CreateDepreciationRunErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `depreciation_already_run` (with `existingRunId`) or `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type CreateDepreciationRunError = CreateDepreciationRunErrors[keyof CreateDepreciationRunErrors];
+
+export type CreateDepreciationRunResponses = {
+    /**
+     * Posted (or replayed)
+     */
+    201: DepreciationRunView;
+};
+
+export type CreateDepreciationRunResponse = CreateDepreciationRunResponses[keyof CreateDepreciationRunResponses];
+
+export type GetDepreciationRunData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/depreciation-runs/{id}';
+};
+
+export type GetDepreciationRunErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetDepreciationRunError = GetDepreciationRunErrors[keyof GetDepreciationRunErrors];
+
+export type GetDepreciationRunResponses = {
+    200: DepreciationRunView;
+};
+
+export type GetDepreciationRunResponse = GetDepreciationRunResponses[keyof GetDepreciationRunResponses];
+
+export type ListDepreciationRunsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        /**
+         * Id of the last object of the previous page
+         */
+        startingAfter?: string;
+    };
+    url: '/v1/depreciation-runs';
+};
+
+export type ListDepreciationRunsErrors = {
+    /**
+     * The request is invalid (`validation_failed`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ListDepreciationRunsError = ListDepreciationRunsErrors[keyof ListDepreciationRunsErrors];
+
+export type ListDepreciationRunsResponses = {
+    200: DepreciationRunListView;
+};
+
+export type ListDepreciationRunsResponse = ListDepreciationRunsResponses[keyof ListDepreciationRunsResponses];
 
 export type CreateCompanyData = {
     body: CreateCompanyDto;
