@@ -253,6 +253,19 @@ describe('i.SAF 1.2 export', () => {
     });
   });
 
+  it('the OpenAPI document offers the file as an application/xml download (Swagger UI shows a download link)', async () => {
+    const document = await t.http.get('/docs/openapi.json');
+    const operation = document.body.paths['/v1/exports/isaf'].get;
+    expect(operation.operationId).toBe('exportIsaf');
+    expect(operation.responses['200'].content).toEqual({
+      'application/xml': { schema: { type: 'string', format: 'binary' } },
+    });
+    expect(operation.parameters.map((parameter: { name: string }) => parameter.name).sort()).toEqual([
+      'dataType',
+      'month',
+    ]);
+  });
+
   it('the elements come in the XSD order', async () => {
     const company = await companyWithProfile();
     await post(company, '/v1/sales/invoices/create', anInvoice().build());
