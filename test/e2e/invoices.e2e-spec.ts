@@ -169,7 +169,11 @@ describe('sales invoices', () => {
         grossTotal: 12100,
         creditedTotal: 0,
         paidTotal: 0,
+        outstandingAmount: 12100,
+        paymentStatus: 'unpaid',
+        creditStatus: 'none',
         notes: null,
+        metadata: {},
         createdAt: expect.stringMatching(ISO_INSTANT),
       });
       expect([before.toISOString().slice(0, 10), after.toISOString().slice(0, 10)]).toContain(

@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AssetsModule } from '@ledgerkey/assets';
 import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
+import { EInvoicingModule } from '@ledgerkey/einvoicing';
 import { IdempotencyModule, IdempotencyPurgeModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
 import { JobsModule } from '@ledgerkey/jobs';
@@ -38,6 +39,7 @@ import { ExportsController } from './reports/exports.controller';
 import { ReportsController } from './reports/reports.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
+import { ApiKeysController } from './api-keys/api-keys.controller';
 import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
 import { replayBodySealer } from './replay-body-sealer';
 import { ProblemDetailsFilter } from './problem-details.filter';
@@ -72,10 +74,11 @@ export class AppModule {
           migrations: MIGRATIONS,
         }),
         SecretsModule.forRoot(config.secrets),
-        TenancyModule,
+        TenancyModule.forRoot(config.rateLimits),
         LedgerModule,
         OutboxModule,
         InvoicingModule,
+        EInvoicingModule,
         PurchasingModule,
         ReportingModule,
         AssetsModule,
@@ -130,6 +133,7 @@ export class AppModule {
         EventsController,
         WebhookEndpointsController,
         CompanyProfileController,
+        ApiKeysController,
         ReportsController,
         ExportsController,
         IsafSettingsController,

@@ -19,11 +19,13 @@ export const PROBLEM_KINDS = {
   idempotency_key_missing: { status: 400, title: 'Idempotency-Key missing' },
   idempotency_key_invalid: { status: 400, title: 'Idempotency-Key invalid' },
   unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
   not_found: { status: 404, title: 'Not found' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency-Key in use' },
   order_already_invoiced: { status: 409, title: 'Order already invoiced' },
   payout_already_settled: { status: 409, title: 'Payout already settled' },
   purchase_invoice_duplicate: { status: 409, title: 'Purchase invoice already recorded' },
+  last_read_write_key: { status: 409, title: 'Last read_write API key' },
   depreciation_already_run: { status: 409, title: 'Depreciation already run for the period' },
   idempotency_replay_unavailable: { status: 410, title: 'Stored answer cannot be replayed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
@@ -38,6 +40,7 @@ export const PROBLEM_KINDS = {
   invoice_fully_credited: { status: 422, title: 'Invoice fully credited' },
   currency_mismatch: { status: 422, title: 'Currency mismatch' },
   webhook_url_forbidden: { status: 422, title: 'Webhook URL not allowed' },
+  einvoice_not_representable: { status: 422, title: 'Not representable as a Peppol e-invoice' },
   company_profile_incomplete: { status: 422, title: 'Company profile incomplete' },
   isaf_tax_code_missing: { status: 422, title: 'i.SAF tax code missing' },
   isaf_currency_unsupported: { status: 422, title: 'i.SAF currency unsupported' },
@@ -58,6 +61,7 @@ const EXTENSION_FIELDS = [
   'existingRunId',
   'vatRates',
   'errors',
+  'problems',
 ] as const;
 
 export interface RenderedProblem {
@@ -82,8 +86,9 @@ function httpExceptionCode(status: number): ProblemCode {
     case 429:
       return 'rate_limited';
     case 401:
-    case 403:
       return 'unauthorized';
+    case 403:
+      return 'forbidden';
     default:
       return status >= 500 ? 'internal_error' : 'validation_failed';
   }

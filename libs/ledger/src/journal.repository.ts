@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
   type Page,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -101,8 +102,8 @@ export class JournalRepository {
   }
 
   /** Entries in posting order, after the entry `startingAfter` (an entry id of this company). */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<JournalEntryView>> {
-    return JOURNAL_ENTRIES.list(this.txHost.tx, companyId, limit, startingAfter);
+  list(companyId: string, page: PageRequest): Promise<Page<JournalEntryView>> {
+    return JOURNAL_ENTRIES.list(this.txHost.tx, companyId, page);
   }
 
   /**

@@ -1,7 +1,6 @@
 import {
   compareDecimal,
   formatDecimal,
-  formatMinorUnits,
   multiplyToMinorUnits,
   normalizeDecimal,
   parseDecimal,
@@ -155,23 +154,5 @@ describe('percentOf', () => {
     [-10n, '5.5', -1n],
   ])('%d × %s%% = %d', (amount, rate, expected) => {
     expect(percentOf(amount, dec(rate))).toBe(expected);
-  });
-});
-
-describe('formatMinorUnits', () => {
-  it.each([
-    [1234n, 2, '12.34'],
-    [5n, 2, '0.05'],
-    [-5n, 2, '-0.05'],
-    [-123400n, 2, '-1234.00'],
-    [0n, 2, '0.00'],
-    [7n, 0, '7'],
-    [123456789012345678901n, 2, '1234567890123456789.01'],
-  ])('%s minor units with %s decimals → %s', (amount, digits, expected) => {
-    expect(formatMinorUnits(amount, digits)).toBe(expected);
-  });
-
-  it('refuses a negative number of decimals', () => {
-    expect(() => formatMinorUnits(1n, -1)).toThrow(RangeError);
   });
 });

@@ -131,17 +131,3 @@ export function canonicalNumeric(numeric: string): string {
   if (!parsed) throw new Error(`unexpected numeric ${numeric}`);
   return formatDecimal(parsed);
 }
-
-/**
- * An amount in minor units written with exactly `fractionDigits` decimals, as tax files and
- * e-invoices want money (1234 with 2 → "12.34", -5 → "-0.05", 7 with 0 → "7").
- * @throws RangeError if `fractionDigits` is not a non-negative integer.
- */
-export function formatMinorUnits(amount: bigint, fractionDigits: number): string {
-  assertScale(fractionDigits, 'fractionDigits');
-  const negative = amount < 0n;
-  const digits = (negative ? -amount : amount).toString().padStart(fractionDigits + 1, '0');
-  const split = digits.length - fractionDigits;
-  const sign = negative ? '-' : '';
-  return fractionDigits === 0 ? sign + digits : `${sign}${digits.slice(0, split)}.${digits.slice(split)}`;
-}

@@ -9,6 +9,11 @@ import {
 import type { Company } from './company';
 import { type CompanyProfile, companyProfileOf } from './company-profile/company-profile';
 
+export interface CompanyListItem extends Company {
+  createdAt: string;
+  activeApiKeys: number;
+}
+
 interface CompanyRow {
   id: string;
   name: string;
@@ -123,23 +128,27 @@ export class CompaniesRepository {
     );
   }
 
-  @Transactional(Propagation.Mandatory)
-  async insertApiKey(companyId: string, keyHash: Buffer, keyPrefix: string): Promise<void> {
-    await this.txHost.tx.query(
-      `INSERT INTO api_keys (id, company_id, key_hash, key_prefix) VALUES ($1, $2, $3, $4)`,
-      [randomUUID(), companyId, keyHash, keyPrefix],
-    );
-  }
-
-  /** The company owning an active (not revoked) key with this hash. */
-  async findByApiKeyHash(keyHash: Buffer): Promise<Company | null> {
+  async findById(companyId: string): Promise<Company | null> {
     const rows = await this.txHost.tx.query<CompanyRow[]>(
-      `SELECT c.id, c.name, c.country_code, c.currency
-         FROM api_keys k JOIN companies c ON c.id = k.company_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-      [keyHash],
+      `SELECT id, name, country_code, currency FROM companies WHERE id = $1`,
+      [companyId],
     );
     return rows[0] ? toCompany(rows[0]) : null;
+  }
+
+  /** Every company, oldest first (operators' CLI). */
+  async list(): Promise<CompanyListItem[]> {
+    const rows = await this.txHost.tx.query<Array<CompanyRow & { created_at: Date; active_keys: number }>>(
+      `SELECT c.id, c.name, c.country_code, c.currency, c.created_at,
+              (SELECT count(*)::int FROM api_keys k WHERE k.company_id = c.id AND k.revoked_at IS NULL) AS active_keys
+         FROM companies c
+        ORDER BY c.created_at, c.id`,
+    );
+    return rows.map((row) => ({
+      ...toCompany(row),
+      createdAt: row.created_at.toISOString(),
+      activeApiKeys: row.active_keys,
+    }));
   }
 
   async exists(): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import { DepreciationRunNotFoundError } from '../assets.errors';
 import type { DepreciationRunListView, DepreciationRunView } from './depreciation-run.view';
 import { DepreciationRunsRepository } from './depreciation-runs.repository';
@@ -15,7 +16,7 @@ export class DepreciationRunQueries {
     return run;
   }
 
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<DepreciationRunListView> {
-    return { object: 'list', ...(await this.runs.list(companyId, limit, startingAfter)) };
+  async list(companyId: string, page: PageRequest): Promise<DepreciationRunListView> {
+    return { object: 'list', ...(await this.runs.list(companyId, page)) };
   }
 }

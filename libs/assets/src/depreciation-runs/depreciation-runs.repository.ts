@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   type Page,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -127,7 +128,7 @@ export class DepreciationRunsRepository {
     return RUNS.findById(this.txHost.tx, companyId, runId);
   }
 
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<DepreciationRunView>> {
-    return RUNS.list(this.txHost.tx, companyId, limit, startingAfter);
+  list(companyId: string, page: PageRequest): Promise<Page<DepreciationRunView>> {
+    return RUNS.list(this.txHost.tx, companyId, page);
   }
 }

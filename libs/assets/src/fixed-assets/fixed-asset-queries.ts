@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import { AssetNotFoundError } from '../assets.errors';
 import type { FixedAssetListView, FixedAssetView } from './fixed-asset.view';
 import { FixedAssetsRepository } from './fixed-assets.repository';
@@ -15,7 +16,7 @@ export class FixedAssetQueries {
     return asset;
   }
 
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<FixedAssetListView> {
-    return { object: 'list', ...(await this.assets.list(companyId, limit, startingAfter)) };
+  async list(companyId: string, page: PageRequest): Promise<FixedAssetListView> {
+    return { object: 'list', ...(await this.assets.list(companyId, page)) };
   }
 }

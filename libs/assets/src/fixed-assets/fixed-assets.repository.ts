@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   type Page,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -87,8 +88,8 @@ export class FixedAssetsRepository {
     return ASSETS.findById(this.txHost.tx, companyId, assetId);
   }
 
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<FixedAssetView>> {
-    return ASSETS.list(this.txHost.tx, companyId, limit, startingAfter);
+  list(companyId: string, page: PageRequest): Promise<Page<FixedAssetView>> {
+    return ASSETS.list(this.txHost.tx, companyId, page);
   }
 
   @Transactional(Propagation.Mandatory)

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CREDIT_NOTE_REASONS, type CreditNoteReason } from '../issue-credit-note/issue-credit-note.dto';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 import { InvoiceLineView, VatBreakdownView } from '@ledgerkey/documents';
 import { SellerView } from '@ledgerkey/tenancy';
 
@@ -24,6 +25,7 @@ export class CreditNoteView {
   @ApiProperty({ example: 5000 }) netTotal: number;
   @ApiProperty({ example: 1050 }) vatTotal: number;
   @ApiProperty({ example: 6050 }) grossTotal: number;
+  @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }
 

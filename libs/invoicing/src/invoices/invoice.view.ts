@@ -1,6 +1,13 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/documents';
 import { SellerView } from '@ledgerkey/tenancy';
+import {
+  INVOICE_CREDIT_STATUSES,
+  type InvoiceCreditStatus,
+  INVOICE_PAYMENT_STATUSES,
+  type InvoicePaymentStatus,
+} from './invoice-status';
 
 export class InvoiceView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -28,7 +35,22 @@ export class InvoiceView {
   @ApiProperty({ example: 12100 }) grossTotal: number;
   @ApiProperty({ example: 0 }) creditedTotal: number;
   @ApiProperty({ example: 0 }) paidTotal: number;
+  @ApiProperty({ example: 12100, description: 'grossTotal − creditedTotal − paidTotal: what is still owed' })
+  outstandingAmount: number;
+  @ApiProperty({
+    enum: INVOICE_PAYMENT_STATUSES,
+    description:
+      '`paid` when nothing is outstanding (paid, credited or both), `partially_paid` when a payment or ' +
+      'settlement was applied and some is still owed, else `unpaid`',
+  })
+  paymentStatus: InvoicePaymentStatus;
+  @ApiProperty({
+    enum: INVOICE_CREDIT_STATUSES,
+    description: '`credited` when credit notes cover the whole gross total, `partially_credited`, or `none`',
+  })
+  creditStatus: InvoiceCreditStatus;
   @ApiProperty({ type: String, nullable: true }) notes: string | null;
+  @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
 }
 

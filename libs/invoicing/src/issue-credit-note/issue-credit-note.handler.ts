@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder } from '@ledgerkey/documents';
 import { creditNotePosting } from '@ledgerkey/ledger';
 import { CompanyProfileQueries } from '@ledgerkey/tenancy';
@@ -54,6 +54,7 @@ export class IssueCreditNoteHandler {
       currency: invoice.currency,
       seller,
       ...credit,
+      metadata: metadataOf(dto.metadata),
       createdAt: now.toISOString(),
     };
     const insert = async () => {

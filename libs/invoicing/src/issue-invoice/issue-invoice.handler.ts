@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
 import { salesInvoicePosting } from '@ledgerkey/ledger';
 import { CompanyProfileQueries } from '@ledgerkey/tenancy';
 import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
+import { invoiceStatusOf } from '../invoices/invoice-status';
 import { InvoicesRepository } from '../invoices/invoices.repository';
 import { formatDocumentNumber } from '../numbering/document-number';
 import { DocumentSequenceRepository } from '../numbering/document-sequence.repository';
@@ -57,7 +58,9 @@ export class IssueInvoiceHandler {
       ...amounts,
       creditedTotal: 0,
       paidTotal: 0,
+      ...invoiceStatusOf({ grossTotal: amounts.grossTotal, creditedTotal: 0, paidTotal: 0 }),
       notes: command.notes,
+      metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
     return this.recorder.record(company.id, invoice, () => this.insert(company.id, invoice), {

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 
 export class SettlementAllocationView {
   @ApiProperty({ format: 'uuid' }) invoiceId: string;
@@ -19,6 +20,7 @@ export class SettlementView {
   netAmount: number;
   @ApiProperty({ type: [SettlementAllocationView], description: 'In invoiceId order' })
   allocations: SettlementAllocationView[];
+  @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
 }
 

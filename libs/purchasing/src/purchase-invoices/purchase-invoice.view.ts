@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/documents';
 
 /** A recorded supplier invoice, as create and GET answer it (byte-identical). */
@@ -18,6 +19,7 @@ export class PurchaseInvoiceView {
   @ApiProperty({ example: 2100 }) vatTotal: number;
   @ApiProperty({ example: 12100 }) grossTotal: number;
   @ApiProperty({ type: String, nullable: true }) notes: string | null;
+  @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
 }
 

@@ -9,13 +9,10 @@ import {
 } from '../reporting.errors';
 import { type BreakdownRow, IsafDocumentsRepository } from './isaf-documents.repository';
 import { monthPeriod } from './isaf-export-query.dto';
-import { buildIsafFile, type IsafDataType, type IsafDocumentTotal } from './isaf-file';
+import { buildIsafFile, ISAF_CURRENCY, type IsafDataType, type IsafDocumentTotal } from './isaf-file';
 
 /** The software named in the file's header. */
 export const ISAF_SOFTWARE = { companyName: 'ledgerkey', name: 'ledgerkey', version: '1' } as const;
-
-/** The i.SAF declares euro amounts. */
-const ISAF_CURRENCY = 'EUR';
 
 /** VMI's taxpayer code in the header: 1–11 digits. */
 const REGISTRATION_NUMBER = /^[0-9]{1,11}$/;
@@ -55,15 +52,15 @@ export class IsafExportQueries {
     if (foreign.size > 0) throw new IsafCurrencyUnsupportedError([...foreign].sort());
     const codes = taxCodeMap((await this.settings.findTaxCodes(companyId)) ?? DEFAULT_ISAF_TAX_CODES);
     const unmapped = new Set<string>();
-    const totals = (breakdown: BreakdownRow[], sign: 1n | -1n): IsafDocumentTotal[] =>
+    const totals = (breakdown: BreakdownRow[], sign: 1 | -1): IsafDocumentTotal[] =>
       breakdown.map((row) => {
         const taxCode = codes.get(row.vatRate);
         if (taxCode === undefined) unmapped.add(row.vatRate);
         return {
           vatRate: row.vatRate,
           taxCode: taxCode ?? '',
-          taxableValue: sign * BigInt(row.netAmount),
-          vatAmount: sign * BigInt(row.vatAmount),
+          taxableValue: sign * row.netAmount,
+          vatAmount: sign * row.vatAmount,
         };
       });
 
@@ -87,7 +84,7 @@ export class IsafExportQueries {
             ? null
             : { number: row.invoice_number, date: row.invoice_date },
         // A credit note reduces the period's sales: its amounts are negative.
-        totals: totals(row.vat_breakdown, row.kind === 'invoice' ? 1n : -1n),
+        totals: totals(row.vat_breakdown, row.kind === 'invoice' ? 1 : -1),
       })),
       purchases: purchases.map((row) => ({
         number: row.document_number,
@@ -98,7 +95,7 @@ export class IsafExportQueries {
         },
         date: row.date,
         registrationDate: row.registration_date,
-        totals: totals(row.vat_breakdown, 1n),
+        totals: totals(row.vat_breakdown, 1),
       })),
     };
     if (unmapped.size > 0) {

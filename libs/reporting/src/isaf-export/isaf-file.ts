@@ -2,6 +2,9 @@ import { formatMinorUnits } from '@ledgerkey/money';
 import { create } from 'xmlbuilder2';
 
 export const ISAF_NAMESPACE = 'http://www.vmi.lt/cms/imas/isaf';
+
+/** i.SAF declares euro amounts, written with two decimals. */
+export const ISAF_CURRENCY = 'EUR';
 const XSI_NAMESPACE = 'http://www.w3.org/2001/XMLSchema-instance';
 
 type XMLBuilder = ReturnType<typeof create>;
@@ -21,8 +24,8 @@ export interface IsafParty {
 export interface IsafDocumentTotal {
   vatRate: string;
   taxCode: string;
-  taxableValue: bigint;
-  vatAmount: bigint;
+  taxableValue: number;
+  vatAmount: number;
 }
 
 export interface IsafSalesDocument {
@@ -77,10 +80,10 @@ function documentTotals(parent: XMLBuilder, totals: IsafDocumentTotal[], sales: 
   const element = parent.ele('DocumentTotals');
   for (const total of totals) {
     const row = element.ele('DocumentTotal');
-    row.ele('TaxableValue').txt(formatMinorUnits(total.taxableValue, 2));
+    row.ele('TaxableValue').txt(formatMinorUnits(total.taxableValue, ISAF_CURRENCY, 2));
     row.ele('TaxCode').txt(total.taxCode);
     row.ele('TaxPercentage').txt(total.vatRate);
-    row.ele('Amount').txt(formatMinorUnits(total.vatAmount, 2));
+    row.ele('Amount').txt(formatMinorUnits(total.vatAmount, ISAF_CURRENCY, 2));
     // Sales totals carry a second VAT point only when it differs from the document's: never here.
     if (sales) row.ele('VATPointDate2').att(XSI_NAMESPACE, 'xsi:nil', 'true');
   }

@@ -52,6 +52,12 @@ export type IssueInvoiceDto = {
     customer: PartyDto;
     lines: Array<InvoiceLineDto>;
     notes?: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type CompanyAddressView = {
@@ -123,7 +129,25 @@ export type InvoiceView = {
     grossTotal: number;
     creditedTotal: number;
     paidTotal: number;
+    /**
+     * grossTotal − creditedTotal − paidTotal: what is still owed
+     */
+    outstandingAmount: number;
+    /**
+     * `paid` when nothing is outstanding (paid, credited or both), `partially_paid` when a payment or settlement was applied and some is still owed, else `unpaid`
+     */
+    paymentStatus: 'unpaid' | 'partially_paid' | 'paid';
+    /**
+     * `credited` when credit notes cover the whole gross total, `partially_credited`, or `none`
+     */
+    creditStatus: 'none' | 'partially_credited' | 'credited';
     notes: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -144,6 +168,12 @@ export type IssueCreditNoteDto = {
      * What to credit. Omit to credit everything not yet credited: exactly the remaining net and VAT per rate, so the invoice and its credit notes net to zero.
      */
     lines?: Array<InvoiceLineDto>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type CreditNoteView = {
@@ -166,6 +196,12 @@ export type CreditNoteView = {
     netTotal: number;
     vatTotal: number;
     grossTotal: number;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -212,6 +248,12 @@ export type RecordPurchaseInvoiceDto = {
     dueDate?: string;
     lines: Array<InvoiceLineDto>;
     notes?: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type PurchaseInvoiceView = {
@@ -231,6 +273,12 @@ export type PurchaseInvoiceView = {
     vatTotal: number;
     grossTotal: number;
     notes: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -272,6 +320,12 @@ export type RecordSettlementDto = {
      * What the payout pays, per invoice; each invoice at most once
      */
     allocations: Array<SettlementAllocationDto>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type SettlementAllocationView = {
@@ -302,6 +356,12 @@ export type SettlementView = {
      * In invoiceId order
      */
     allocations: Array<SettlementAllocationView>;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -328,6 +388,12 @@ export type CreatePaymentDto = {
      * The customer's payment method at the provider (1–255 visible ASCII). The provider sandbox knows `pm_card_visa`, `pm_card_declined`, `pm_card_timeout`, `pm_card_error` and `pm_card_lost_response`.
      */
     paymentMethod: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type PaymentView = {
@@ -365,6 +431,12 @@ export type PaymentView = {
      * The provider's charge, once it is known
      */
     providerChargeId: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
     /**
      * When the outcome was recorded (= createdAt while processing)
@@ -487,6 +559,12 @@ export type CreateWebhookEndpointDto = {
      * Event types to receive; `"*"` receives every type, including types added later.
      */
     enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type CreatedWebhookEndpointView = {
@@ -497,6 +575,12 @@ export type CreatedWebhookEndpointView = {
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     /**
      * Standard Webhooks signing secret. Shown only in this response (and its idempotent replay while the Idempotency-Key is retained); store it now.
      */
@@ -511,6 +595,12 @@ export type WebhookEndpointView = {
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
 };
 
 export type WebhookEndpointListView = {
@@ -599,6 +689,59 @@ export type UpdateCompanyProfileDto = {
      * Peppol participant id as `<ISO 6523 scheme>:<identifier>` (e.g. 0200 for a Lithuanian company code, 9939 for a Swedish VAT id): the seller endpoint of its UBL documents
      */
     peppolId?: string;
+};
+
+export type CreateApiKeyDto = {
+    /**
+     * What the key is for, shown in lists (1–100 characters).
+     */
+    name?: string;
+    /**
+     * `read_write`: every route. `read_only`: GET routes only — the key to give people who only browse; any create, change or revoke answers `403 forbidden`.
+     */
+    scope: 'read_write' | 'read_only';
+};
+
+export type CreatedApiKeyView = {
+    id: string;
+    object: 'api_key';
+    name: string | null;
+    /**
+     * `read_write`: every route. `read_only`: GET routes only; anything else answers `403 forbidden`.
+     */
+    scope: 'read_write' | 'read_only';
+    /**
+     * The first characters of the key, to recognise it
+     */
+    prefix: string;
+    createdAt: string;
+    revokedAt: string | null;
+    /**
+     * The API key. Shown only in this response (and its idempotent replay while the Idempotency-Key is retained); only its SHA-256 hash is stored. Store it now.
+     */
+    secret: string;
+};
+
+export type ApiKeyView = {
+    id: string;
+    object: 'api_key';
+    name: string | null;
+    /**
+     * `read_write`: every route. `read_only`: GET routes only; anything else answers `403 forbidden`.
+     */
+    scope: 'read_write' | 'read_only';
+    /**
+     * The first characters of the key, to recognise it
+     */
+    prefix: string;
+    createdAt: string;
+    revokedAt: string | null;
+};
+
+export type ApiKeyListView = {
+    object: 'list';
+    data: Array<ApiKeyView>;
+    hasMore: boolean;
 };
 
 export type VatRateRowView = {
@@ -865,7 +1008,7 @@ export type CreatedCompanyView = {
     apiKey: string;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'depreciation_already_run' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'company_profile_incomplete' | 'isaf_tax_code_missing' | 'isaf_currency_unsupported' | 'asset_period_closed' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'last_read_write_key' | 'depreciation_already_run' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'einvoice_not_representable' | 'company_profile_incomplete' | 'isaf_tax_code_missing' | 'isaf_currency_unsupported' | 'asset_period_closed' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -934,6 +1077,10 @@ export type CreateSalesInvoiceErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `order_already_invoiced` (with `existingInvoiceId`) or `idempotency_key_in_use`
      *
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
@@ -943,6 +1090,10 @@ export type CreateSalesInvoiceErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -964,6 +1115,96 @@ export type CreateSalesInvoiceResponses = {
 
 export type CreateSalesInvoiceResponse = CreateSalesInvoiceResponses[keyof CreateSalesInvoiceResponses];
 
+export type GetSalesInvoiceUblData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/invoices/{id}/ubl';
+};
+
+export type GetSalesInvoiceUblErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * `einvoice_not_representable`: the company profile or the customer lacks what Peppol requires; `problems` lists `{ rule, message }` per broken EN 16931 / Peppol rule
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetSalesInvoiceUblError = GetSalesInvoiceUblErrors[keyof GetSalesInvoiceUblErrors];
+
+export type GetSalesInvoiceUblResponses = {
+    /**
+     * UBL 2.1 XML (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetSalesInvoiceUblResponse = GetSalesInvoiceUblResponses[keyof GetSalesInvoiceUblResponses];
+
+export type GetSalesInvoicePdfData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/invoices/{id}/pdf';
+};
+
+export type GetSalesInvoicePdfErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetSalesInvoicePdfError = GetSalesInvoicePdfErrors[keyof GetSalesInvoicePdfErrors];
+
+export type GetSalesInvoicePdfResponses = {
+    /**
+     * PDF (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetSalesInvoicePdfResponse = GetSalesInvoicePdfResponses[keyof GetSalesInvoicePdfResponses];
+
 export type GetSalesInvoiceData = {
     body?: never;
     path: {
@@ -982,6 +1223,10 @@ export type GetSalesInvoiceErrors = {
      * `not_found` (also for another company's id)
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1006,9 +1251,41 @@ export type ListSalesInvoicesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * The invoice of this order (at most one)
+         */
+        orderId?: string;
+        /**
+         * Invoices to this customer's VAT id
+         */
+        customerVatId?: string;
+        /**
+         * Issued on or after
+         */
+        issueDateFrom?: string;
+        /**
+         * Issued on or before
+         */
+        issueDateTo?: string;
+        paymentStatus?: 'unpaid' | 'partially_paid' | 'paid';
+        creditStatus?: 'none' | 'partially_credited' | 'credited';
+        /**
+         * Invoices whose metadata holds every pair given: `?metadata[crmId]=deal-3120`
+         */
+        metadata?: {
+            [key: string]: string;
+        };
     };
     url: '/v1/sales/invoices';
 };
@@ -1022,6 +1299,10 @@ export type ListSalesInvoicesErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1063,6 +1344,10 @@ export type CreateCreditNoteErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `not_found`: no such invoice in your company (stored under the key)
      */
     404: ProblemDetails;
@@ -1076,6 +1361,10 @@ export type CreateCreditNoteErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1097,6 +1386,96 @@ export type CreateCreditNoteResponses = {
 
 export type CreateCreditNoteResponse = CreateCreditNoteResponses[keyof CreateCreditNoteResponses];
 
+export type GetCreditNoteUblData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/credit-notes/{id}/ubl';
+};
+
+export type GetCreditNoteUblErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * `einvoice_not_representable`: the company profile or the customer lacks what Peppol requires; `problems` lists `{ rule, message }` per broken EN 16931 / Peppol rule
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetCreditNoteUblError = GetCreditNoteUblErrors[keyof GetCreditNoteUblErrors];
+
+export type GetCreditNoteUblResponses = {
+    /**
+     * UBL 2.1 XML (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetCreditNoteUblResponse = GetCreditNoteUblResponses[keyof GetCreditNoteUblResponses];
+
+export type GetCreditNotePdfData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/credit-notes/{id}/pdf';
+};
+
+export type GetCreditNotePdfErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetCreditNotePdfError = GetCreditNotePdfErrors[keyof GetCreditNotePdfErrors];
+
+export type GetCreditNotePdfResponses = {
+    /**
+     * PDF (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetCreditNotePdfResponse = GetCreditNotePdfResponses[keyof GetCreditNotePdfResponses];
+
 export type GetCreditNoteData = {
     body?: never;
     path: {
@@ -1115,6 +1494,10 @@ export type GetCreditNoteErrors = {
      * `not_found`
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1139,9 +1522,21 @@ export type ListCreditNotesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Only the credit notes of this invoice
+         */
+        invoiceId?: string;
     };
     url: '/v1/sales/credit-notes';
 };
@@ -1155,6 +1550,10 @@ export type ListCreditNotesErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1196,6 +1595,10 @@ export type CreatePurchaseInvoiceErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `purchase_invoice_duplicate` (with `existingPurchaseInvoiceId`) or `idempotency_key_in_use`
      *
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
@@ -1205,6 +1608,10 @@ export type CreatePurchaseInvoiceErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1245,6 +1652,10 @@ export type GetPurchaseInvoiceErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1268,9 +1679,33 @@ export type ListPurchaseInvoicesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Invoices of this supplier's VAT id
+         */
+        supplierVatId?: string;
+        /**
+         * The supplier's invoice number, exactly as recorded
+         */
+        documentNumber?: string;
+        /**
+         * Issued on or after
+         */
+        issueDateFrom?: string;
+        /**
+         * Issued on or before
+         */
+        issueDateTo?: string;
     };
     url: '/v1/purchases/invoices';
 };
@@ -1284,6 +1719,10 @@ export type ListPurchaseInvoicesErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1325,6 +1764,10 @@ export type CreateSettlementErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `not_found`: an allocated invoice does not exist in your company
      */
     404: ProblemDetails;
@@ -1335,11 +1778,15 @@ export type CreateSettlementErrors = {
      */
     409: ProblemDetails;
     /**
-     * `allocation_exceeds_outstanding` (above gross − credited − paid, or another currency), `amount_out_of_range` or `idempotency_key_reused`
+     * `allocation_exceeds_outstanding` (above gross − credited − paid − payments still processing, or another currency), `amount_out_of_range` or `idempotency_key_reused`
      *
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1380,6 +1827,10 @@ export type GetSettlementErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1403,9 +1854,21 @@ export type ListSettlementsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * The settlement of this provider payout (at most one)
+         */
+        payoutId?: string;
     };
     url: '/v1/settlements';
 };
@@ -1419,6 +1882,10 @@ export type ListSettlementsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1460,6 +1927,10 @@ export type CreatePaymentErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `not_found`: the invoice does not exist in your company
      */
     404: ProblemDetails;
@@ -1475,6 +1946,10 @@ export type CreatePaymentErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1519,6 +1994,10 @@ export type GetPaymentErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1542,13 +2021,22 @@ export type ListPaymentsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
         /**
          * Only the payments of this invoice
          */
         invoiceId?: string;
+        status?: 'processing' | 'succeeded' | 'failed';
     };
     url: '/v1/payments';
 };
@@ -1562,6 +2050,10 @@ export type ListPaymentsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1586,9 +2078,17 @@ export type ListJournalEntriesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/ledger/entries';
 };
@@ -1602,6 +2102,10 @@ export type ListJournalEntriesErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1633,6 +2137,10 @@ export type GetTrialBalanceErrors = {
      */
     401: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1656,9 +2164,21 @@ export type ListEventsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Only events of this type
+         */
+        type?: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed';
     };
     url: '/v1/events';
 };
@@ -1672,6 +2192,10 @@ export type ListEventsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1708,6 +2232,10 @@ export type GetEventErrors = {
      * `not_found`
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1749,6 +2277,10 @@ export type CreateWebhookEndpointErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
      */
     409: ProblemDetails;
@@ -1762,6 +2294,10 @@ export type CreateWebhookEndpointErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1789,9 +2325,17 @@ export type ListWebhookEndpointsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/webhook-endpoints';
 };
@@ -1805,6 +2349,10 @@ export type ListWebhookEndpointsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1845,6 +2393,10 @@ export type GetWebhookEndpointErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1877,9 +2429,17 @@ export type DisableWebhookEndpointErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `not_found` (also for another company's id)
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1906,9 +2466,17 @@ export type ListWebhookAttemptsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/webhook-endpoints/{id}/attempts';
 };
@@ -1926,6 +2494,10 @@ export type ListWebhookAttemptsErrors = {
      * `not_found` (also for another company's id)
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1956,6 +2528,10 @@ export type GetCompanyProfileErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1997,6 +2573,10 @@ export type UpdateCompanyProfileErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `idempotency_key_in_use`
      *
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
@@ -2006,6 +2586,10 @@ export type UpdateCompanyProfileErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -2026,6 +2610,212 @@ export type UpdateCompanyProfileResponses = {
 };
 
 export type UpdateCompanyProfileResponse = UpdateCompanyProfileResponses[keyof UpdateCompanyProfileResponses];
+
+export type CreateApiKeyData = {
+    body: CreateApiKeyDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/api-keys/create';
+};
+
+export type CreateApiKeyErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * Replays only, `idempotency_replay_unavailable`: the key was created, but the stored answer (it holds the key) was sealed under a key the server no longer has. Do not retry: revoke the key (list the keys to find it) and create another.
+     */
+    410: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type CreateApiKeyError = CreateApiKeyErrors[keyof CreateApiKeyErrors];
+
+export type CreateApiKeyResponses = {
+    /**
+     * Created (or replayed)
+     */
+    201: CreatedApiKeyView;
+};
+
+export type CreateApiKeyResponse = CreateApiKeyResponses[keyof CreateApiKeyResponses];
+
+export type ListApiKeysData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        /**
+         * The id of the last object of the previous page: the page after it, in `order`
+         */
+        startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+    };
+    url: '/v1/api-keys';
+};
+
+export type ListApiKeysErrors = {
+    /**
+     * The request is invalid (`validation_failed`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ListApiKeysError = ListApiKeysErrors[keyof ListApiKeysErrors];
+
+export type ListApiKeysResponses = {
+    /**
+     * Never includes a key itself, only its prefix
+     */
+    200: ApiKeyListView;
+};
+
+export type ListApiKeysResponse = ListApiKeysResponses[keyof ListApiKeysResponses];
+
+export type GetApiKeyData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/api-keys/{id}';
+};
+
+export type GetApiKeyErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetApiKeyError = GetApiKeyErrors[keyof GetApiKeyErrors];
+
+export type GetApiKeyResponses = {
+    200: ApiKeyView;
+};
+
+export type GetApiKeyResponse = GetApiKeyResponses[keyof GetApiKeyResponses];
+
+export type RevokeApiKeyData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/api-keys/{id}/revoke';
+};
+
+export type RevokeApiKeyErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * `last_read_write_key`: the company’s last active read_write key
+     */
+    409: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type RevokeApiKeyError = RevokeApiKeyErrors[keyof RevokeApiKeyErrors];
+
+export type RevokeApiKeyResponses = {
+    200: ApiKeyView;
+};
+
+export type RevokeApiKeyResponse = RevokeApiKeyResponses[keyof RevokeApiKeyResponses];
 
 export type GetVatReportData = {
     body?: never;
@@ -2052,6 +2842,10 @@ export type GetVatReportErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -2100,6 +2894,10 @@ export type ExportIsafErrors = {
      */
     422: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -2132,6 +2930,10 @@ export type GetIsafSettingsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -2173,6 +2975,10 @@ export type UpdateIsafSettingsErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `idempotency_key_in_use`
      *
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
@@ -2182,6 +2988,10 @@ export type UpdateIsafSettingsErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -2223,6 +3033,10 @@ export type CreateAssetErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `idempotency_key_in_use`
      *
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
@@ -2234,6 +3048,10 @@ export type CreateAssetErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -2274,6 +3092,10 @@ export type GetAssetErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -2297,9 +3119,17 @@ export type ListAssetsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/assets';
 };
@@ -2313,6 +3143,10 @@ export type ListAssetsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -2354,6 +3188,10 @@ export type CreateDepreciationRunErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `depreciation_already_run` (with `existingRunId`) or `idempotency_key_in_use`
      *
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
@@ -2363,6 +3201,10 @@ export type CreateDepreciationRunErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -2403,6 +3245,10 @@ export type GetDepreciationRunErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -2426,9 +3272,17 @@ export type ListDepreciationRunsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/depreciation-runs';
 };
@@ -2442,6 +3296,10 @@ export type ListDepreciationRunsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */

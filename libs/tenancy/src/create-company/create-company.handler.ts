@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { apiKeyPrefix, generateApiKey, hashApiKey } from '../api-key';
 import { CompaniesRepository } from '../companies.repository';
 import type { Company } from '../company';
 import { type CompanyProfileInput, companyProfileOf } from '../company-profile/company-profile';
+import { CreateApiKeyHandler } from '../create-api-key/create-api-key.handler';
 
 export interface CreatedCompany {
   companyId: string;
@@ -17,10 +17,13 @@ export interface NewCompany extends Omit<Company, 'id'> {
 
 @Injectable()
 export class CreateCompanyHandler {
-  constructor(private readonly companies: CompaniesRepository) {}
+  constructor(
+    private readonly companies: CompaniesRepository,
+    private readonly createApiKey: CreateApiKeyHandler,
+  ) {}
 
   /**
-   * Creates a company, its profile and its first API key in one transaction. Without a profile
+   * Creates a company, its profile and its first API key (`read_write`, unnamed) in one transaction. Without a profile
    * the company's legal name is its name.
    */
   @Transactional()
@@ -30,8 +33,7 @@ export class CreateCompanyHandler {
       { name: fields.name, countryCode: fields.countryCode, currency: fields.currency },
       companyProfileOf(profile ?? { legalName: fields.name }, fields.countryCode),
     );
-    const apiKey = generateApiKey();
-    await this.companies.insertApiKey(company.id, hashApiKey(apiKey), apiKeyPrefix(apiKey));
-    return { companyId: company.id, apiKey };
+    const { secret } = await this.createApiKey.execute(company.id, { scope: 'read_write' });
+    return { companyId: company.id, apiKey: secret };
   }
 }
