@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AssetsModule } from '@ledgerkey/assets';
 import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
 import { EInvoicingModule } from '@ledgerkey/einvoicing';
 import { IdempotencyModule, IdempotencyPurgeModule } from '@ledgerkey/idempotency';
@@ -9,6 +10,7 @@ import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
 import { PaymentsModule } from '@ledgerkey/payments';
 import { PurchasingModule } from '@ledgerkey/purchasing';
+import { ReportingModule } from '@ledgerkey/reporting';
 import { SecretBox, SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import { WebhooksModule } from '@ledgerkey/webhooks';
@@ -17,8 +19,11 @@ import { ClsModule, ClsService } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
+import { AssetsController } from './assets/assets.controller';
+import { DepreciationRunsController } from './assets/depreciation-runs.controller';
 import { API_CONFIG, type ApiConfig } from './config';
 import { CompanyProfileController } from './company/company-profile.controller';
+import { IsafSettingsController } from './company/isaf-settings.controller';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { EventsController } from './events/events.controller';
 import { HealthController } from './health/health.controller';
@@ -30,6 +35,8 @@ import { PaymentsController } from './payments/payments.controller';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
+import { ExportsController } from './reports/exports.controller';
+import { ReportsController } from './reports/reports.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
 import { ApiKeysController } from './api-keys/api-keys.controller';
@@ -73,6 +80,8 @@ export class AppModule {
         InvoicingModule,
         EInvoicingModule,
         PurchasingModule,
+        ReportingModule,
+        AssetsModule,
         WebhooksModule.forRoot(config.webhooks),
         // The job runner: idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
         JobsModule,
@@ -125,6 +134,11 @@ export class AppModule {
         WebhookEndpointsController,
         CompanyProfileController,
         ApiKeysController,
+        ReportsController,
+        ExportsController,
+        IsafSettingsController,
+        AssetsController,
+        DepreciationRunsController,
         AdminController,
         HealthController,
       ],

@@ -42,6 +42,10 @@ export class ProblemDetailsView {
   existingSettlementId?: string;
   @ApiPropertyOptional({ format: 'uuid', description: 'With `purchase_invoice_duplicate`' })
   existingPurchaseInvoiceId?: string;
+  @ApiPropertyOptional({ format: 'uuid', description: 'With `depreciation_already_run`' })
+  existingRunId?: string;
+  @ApiPropertyOptional({ type: [String], description: 'With `isaf_tax_code_missing`: the unmapped rates' })
+  vatRates?: string[];
 }
 
 export const PROBLEM_SCHEMA_MODELS = [ProblemDetailsView, ProblemFieldErrorView];
@@ -88,6 +92,28 @@ const EXAMPLE_EXTRAS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
   purchase_invoice_duplicate: {
     detail: 'Supplier document 2026-117 of LT100009876543 is already recorded.',
     existingPurchaseInvoiceId: EXAMPLE_ID,
+  },
+  depreciation_already_run: {
+    detail: `Period 2026-11 was already depreciated by run ${EXAMPLE_ID}.`,
+    existingRunId: EXAMPLE_ID,
+  },
+  company_profile_incomplete: {
+    detail:
+      'i.SAF names the company by its registration number (1–11 digits): set `registrationNumber` with ' +
+      'POST /v1/company/profile/update.',
+  },
+  isaf_tax_code_missing: {
+    detail:
+      'No i.SAF tax code is configured for VAT rate(s) 0 %: set them with POST /v1/company/isaf-settings/update.',
+    vatRates: ['0'],
+  },
+  isaf_currency_unsupported: {
+    detail:
+      'i.SAF amounts are in EUR; the month has documents in USD, which this service does not convert. ' +
+      'Declare them from another source.',
+  },
+  asset_period_closed: {
+    detail: 'Depreciation has been run up to 2026-11: an asset created now starts in 2026-12 or later.',
   },
   idempotency_key_reused: { detail: 'Idempotency-Key was already used with a different request payload.' },
   idempotency_replay_unavailable: {

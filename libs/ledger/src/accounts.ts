@@ -10,6 +10,10 @@ export const Account = {
   AccountsPayable: 'accounts_payable',
   /** Money a payment provider collected for us and has not paid out yet. */
   ProviderClearing: 'provider_clearing',
+  /** The period's share of fixed assets' cost (straight-line depreciation). */
+  DepreciationExpense: 'depreciation_expense',
+  /** Contra-asset: the cost of fixed assets depreciated so far. */
+  AccumulatedDepreciation: 'accumulated_depreciation',
 } as const;
 
 export type AccountCode = (typeof Account)[keyof typeof Account];

@@ -1,6 +1,7 @@
 export { LedgerModule } from './ledger.module';
 export { JournalRepository } from './journal.repository';
 export {
+  AggregateAmount,
   JournalEntryListView,
   JournalEntryView,
   JournalLineView,
@@ -13,6 +14,7 @@ export type { AccountCode } from './accounts';
 export type { JournalEntryDraft, JournalLine } from './journal-entry';
 export {
   creditNotePosting,
+  depreciationPosting,
   paymentPosting,
   purchaseInvoicePosting,
   salesInvoicePosting,

@@ -40,7 +40,7 @@ export class JournalEntryListView {
  * like int64 in the proto3 JSON mapping. Sums of many amounts can pass 2^53 − 1, where a JSON
  * number stops being exact in JavaScript; a string always, so the type never depends on the value.
  */
-function AggregateAmount(description: string, example: string): PropertyDecorator {
+export function AggregateAmount(description: string, example: string): PropertyDecorator {
   return ApiProperty({
     type: 'string',
     format: 'int64',

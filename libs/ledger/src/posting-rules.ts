@@ -46,6 +46,14 @@ export function purchaseInvoicePosting(totals: DocumentTotals): JournalLine[] {
   ];
 }
 
+/** A month's depreciation of a fixed asset: debit depreciation expense, credit accumulated depreciation. */
+export function depreciationPosting(charge: { amount: number }): JournalLine[] {
+  return [
+    { account: Account.DepreciationExpense, debit: charge.amount, credit: 0 },
+    { account: Account.AccumulatedDepreciation, debit: 0, credit: charge.amount },
+  ];
+}
+
 /**
  * A customer's payment collected by the payment provider: debit provider clearing (the provider
  * holds the money until its payout), credit receivables.

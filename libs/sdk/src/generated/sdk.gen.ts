@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNotePdfData, GetCreditNotePdfErrors, GetCreditNotePdfResponses, GetCreditNoteResponses, GetCreditNoteUblData, GetCreditNoteUblErrors, GetCreditNoteUblResponses, GetEventData, GetEventErrors, GetEventResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoicePdfData, GetSalesInvoicePdfErrors, GetSalesInvoicePdfResponses, GetSalesInvoiceResponses, GetSalesInvoiceUblData, GetSalesInvoiceUblErrors, GetSalesInvoiceUblResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateAssetData, CreateAssetErrors, CreateAssetResponses, CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreateDepreciationRunData, CreateDepreciationRunErrors, CreateDepreciationRunResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, ExportIsafData, ExportIsafErrors, ExportIsafResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetAssetData, GetAssetErrors, GetAssetResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNotePdfData, GetCreditNotePdfErrors, GetCreditNotePdfResponses, GetCreditNoteResponses, GetCreditNoteUblData, GetCreditNoteUblErrors, GetCreditNoteUblResponses, GetDepreciationRunData, GetDepreciationRunErrors, GetDepreciationRunResponses, GetEventData, GetEventErrors, GetEventResponses, GetIsafSettingsData, GetIsafSettingsErrors, GetIsafSettingsResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoicePdfData, GetSalesInvoicePdfErrors, GetSalesInvoicePdfResponses, GetSalesInvoiceResponses, GetSalesInvoiceUblData, GetSalesInvoiceUblErrors, GetSalesInvoiceUblResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetVatReportData, GetVatReportErrors, GetVatReportResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListDepreciationRunsData, ListDepreciationRunsErrors, ListDepreciationRunsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses, UpdateIsafSettingsData, UpdateIsafSettingsErrors, UpdateIsafSettingsResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -521,6 +521,158 @@ export const revokeApiKey = <ThrowOnError extends boolean = false>(options: Opti
             type: 'http'
         }],
     url: '/v1/api-keys/{id}/revoke',
+    ...options
+});
+
+/**
+ * VAT report for a period: sales and purchases per VAT rate, and the VAT payable
+ *
+ * Documents dated within `from`–`to` (both included): invoices and purchase invoices by issue date, credit notes by the UTC date they were issued. Per currency and VAT rate: sales net and VAT (invoices − credit notes), purchases net and VAT, and `payable` (output − input VAT; negative is refundable). Equal to the movements of the ledger accounts `revenue`, `vat_payable`, `expense` and `vat_receivable` in the journal entries with `entryDate` in the period, to the cent. Amounts are integer minor units as decimal strings (exact beyond 2^53).
+ */
+export const getVatReport = <ThrowOnError extends boolean = false>(options: Options<GetVatReportData, ThrowOnError>): RequestResult<GetVatReportResponses, GetVatReportErrors, ThrowOnError> => (options.client ?? client).get<GetVatReportResponses, GetVatReportErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/reports/vat',
+    ...options
+});
+
+/**
+ * Lithuanian i.SAF 1.2 file of a month (VMI's register of issued and received invoices)
+ *
+ * `iSAFFile` in namespace `http://www.vmi.lt/cms/imas/isaf`, `FileVersion` `iSAF1.2`, one part. Issued invoices (`SF`) and credit notes (`KS`, with `References` to the invoice they correct, amounts negative) dated in the month, and purchase invoices dated in it, each with a `DocumentTotal` per VAT rate under the tax code the company configured (`POST /v1/company/isaf-settings/update`; defaults 21 → PVM1, 9 → PVM2, 5 → PVM3). A month without documents still yields a valid file. Amounts are euros with two decimals; the header names the company by its profile's `registrationNumber`. Downloaded as `isaf-<month>-<dataType>.xml`.
+ */
+export const exportIsaf = <ThrowOnError extends boolean = false>(options: Options<ExportIsafData, ThrowOnError>): RequestResult<ExportIsafResponses, ExportIsafErrors, ThrowOnError> => (options.client ?? client).get<ExportIsafResponses, ExportIsafErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/exports/isaf',
+    ...options
+});
+
+/**
+ * How the i.SAF export declares each VAT rate (tax codes of the PVM classifier)
+ */
+export const getIsafSettings = <ThrowOnError extends boolean = false>(options?: Options<GetIsafSettingsData, ThrowOnError>): RequestResult<GetIsafSettingsResponses, GetIsafSettingsErrors, ThrowOnError> => (options?.client ?? client).get<GetIsafSettingsResponses, GetIsafSettingsErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/company/isaf-settings',
+    ...options
+});
+
+/**
+ * Replace the VAT rate → i.SAF tax code mapping
+ *
+ * The whole mapping: rates not listed have no tax code afterwards (an export with such a rate answers 422 `isaf_tax_code_missing`). Retry with the same Idempotency-Key and body as often as needed: the first answer is replayed.
+ */
+export const updateIsafSettings = <ThrowOnError extends boolean = false>(options: Options<UpdateIsafSettingsData, ThrowOnError>): RequestResult<UpdateIsafSettingsResponses, UpdateIsafSettingsErrors, ThrowOnError> => (options.client ?? client).post<UpdateIsafSettingsResponses, UpdateIsafSettingsErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/company/isaf-settings/update',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Record a fixed asset, depreciated straight-line
+ *
+ * Straight line over `usefulLifeMonths` from `startMonth`: every month depreciates ⌊(cost − residualValue) / usefulLifeMonths⌋ and the last month the rounding remainder, so the months add up to exactly cost − residualValue. Whole months only: the start month counts in full, whatever day the asset was acquired. Amounts in the company currency. Creating posts nothing (record the acquisition as a purchase invoice); `POST /v1/depreciation-runs/create` posts its months. Retry with the same Idempotency-Key and body as often as needed.
+ */
+export const createAsset = <ThrowOnError extends boolean = false>(options: Options<CreateAssetData, ThrowOnError>): RequestResult<CreateAssetResponses, CreateAssetErrors, ThrowOnError> => (options.client ?? client).post<CreateAssetResponses, CreateAssetErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/assets/create',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Retrieve a fixed asset, with its depreciation so far
+ */
+export const getAsset = <ThrowOnError extends boolean = false>(options: Options<GetAssetData, ThrowOnError>): RequestResult<GetAssetResponses, GetAssetErrors, ThrowOnError> => (options.client ?? client).get<GetAssetResponses, GetAssetErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/assets/{id}',
+    ...options
+});
+
+/**
+ * List fixed assets in the order they were created
+ */
+export const listAssets = <ThrowOnError extends boolean = false>(options?: Options<ListAssetsData, ThrowOnError>): RequestResult<ListAssetsResponses, ListAssetsErrors, ThrowOnError> => (options?.client ?? client).get<ListAssetsResponses, ListAssetsErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/assets',
+    ...options
+});
+
+/**
+ * Depreciate a month: one journal entry per active asset
+ *
+ * Posts, for every asset whose useful life includes `period`, that month's straight-line amount: debit `depreciation_expense`, credit `accumulated_depreciation`, dated the last day of the period (`entryDate`). One run per period, for ever: a second one, under any Idempotency-Key, after the key expired or at the same moment, answers 409 `depreciation_already_run` naming the first (`existingRunId`); the database enforces one charge per (company, asset, period). A period without active assets still gets its (empty) run. Assets must exist before their months are run: creating one that starts in a depreciated period is refused.
+ */
+export const createDepreciationRun = <ThrowOnError extends boolean = false>(options: Options<CreateDepreciationRunData, ThrowOnError>): RequestResult<CreateDepreciationRunResponses, CreateDepreciationRunErrors, ThrowOnError> => (options.client ?? client).post<CreateDepreciationRunResponses, CreateDepreciationRunErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/depreciation-runs/create',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Retrieve a depreciation run
+ */
+export const getDepreciationRun = <ThrowOnError extends boolean = false>(options: Options<GetDepreciationRunData, ThrowOnError>): RequestResult<GetDepreciationRunResponses, GetDepreciationRunErrors, ThrowOnError> => (options.client ?? client).get<GetDepreciationRunResponses, GetDepreciationRunErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/depreciation-runs/{id}',
+    ...options
+});
+
+/**
+ * List depreciation runs in period order
+ */
+export const listDepreciationRuns = <ThrowOnError extends boolean = false>(options?: Options<ListDepreciationRunsData, ThrowOnError>): RequestResult<ListDepreciationRunsResponses, ListDepreciationRunsErrors, ThrowOnError> => (options?.client ?? client).get<ListDepreciationRunsResponses, ListDepreciationRunsErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/depreciation-runs',
     ...options
 });
 

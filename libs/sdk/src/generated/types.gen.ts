@@ -451,7 +451,7 @@ export type PaymentListView = {
 };
 
 export type JournalLineView = {
-    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing';
+    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing' | 'depreciation_expense' | 'accumulated_depreciation';
     /**
      * Minor units
      */
@@ -490,7 +490,7 @@ export type JournalEntryListView = {
 };
 
 export type TrialBalanceRow = {
-    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing';
+    account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing' | 'depreciation_expense' | 'accumulated_depreciation';
     currency: string;
     /**
      * Sum of the debits: integer minor units as a decimal string (exact beyond 2^53)
@@ -744,6 +744,221 @@ export type ApiKeyListView = {
     hasMore: boolean;
 };
 
+export type VatRateRowView = {
+    /**
+     * VAT rate, percent (canonical decimal string)
+     */
+    vatRate: string;
+    /**
+     * Sales net at this rate: invoices − credit notes: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    salesNet: string;
+    /**
+     * Output VAT at this rate: invoices − credit notes: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    salesVat: string;
+    /**
+     * Purchases net at this rate: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    purchasesNet: string;
+    /**
+     * Input VAT at this rate: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    purchasesVat: string;
+    /**
+     * salesVat − purchasesVat: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    payable: string;
+};
+
+export type VatReportTotalsView = {
+    /**
+     * Sales net: invoices − credit notes (= revenue in the ledger): integer minor units as a decimal string (exact beyond 2^53)
+     */
+    salesNet: string;
+    /**
+     * Output VAT (= the movement of vat_payable in the ledger): integer minor units as a decimal string (exact beyond 2^53)
+     */
+    salesVat: string;
+    /**
+     * Purchases net (= expense in the ledger): integer minor units as a decimal string (exact beyond 2^53)
+     */
+    purchasesNet: string;
+    /**
+     * Input VAT (= the movement of vat_receivable in the ledger): integer minor units as a decimal string (exact beyond 2^53)
+     */
+    purchasesVat: string;
+    /**
+     * VAT payable for the period: salesVat − purchasesVat; negative is refundable: integer minor units as a decimal string (exact beyond 2^53)
+     */
+    payable: string;
+};
+
+export type VatReportCurrencyView = {
+    currency: string;
+    /**
+     * Per VAT rate, highest first
+     */
+    rates: Array<VatRateRowView>;
+    totals: VatReportTotalsView;
+};
+
+export type VatReportView = {
+    object: 'vat_report';
+    from: string;
+    to: string;
+    /**
+     * Per currency with documents in the period (empty when there are none)
+     */
+    currencies: Array<VatReportCurrencyView>;
+};
+
+export type IsafTaxCodeView = {
+    /**
+     * VAT rate, percent
+     */
+    vatRate: string;
+    /**
+     * VMI's PVM classifier code
+     */
+    taxCode: string;
+};
+
+export type IsafSettingsView = {
+    object: 'isaf_settings';
+    /**
+     * The mapping in force: the configured one, or the defaults (21 → PVM1, 9 → PVM2, 5 → PVM3; 0 % has none, as its code depends on the kind of supply)
+     */
+    taxCodes: Array<IsafTaxCodeView>;
+    /**
+     * false while the defaults apply
+     */
+    configured: boolean;
+};
+
+export type IsafTaxCodeDto = {
+    /**
+     * VAT rate, percent: decimal string 0–100, at most 2 decimals
+     */
+    vatRate: string;
+    taxCode: string;
+};
+
+export type UpdateIsafSettingsDto = {
+    /**
+     * One entry per VAT rate the company declares (1–50, rates unique)
+     */
+    taxCodes: Array<IsafTaxCodeDto>;
+};
+
+export type CreateAssetDto = {
+    name: string;
+    /**
+     * Acquisition cost in the company currency's minor unit
+     */
+    cost: number;
+    /**
+     * What the asset is worth at the end of its useful life: less than cost
+     */
+    residualValue?: number;
+    usefulLifeMonths: number;
+    /**
+     * First month depreciated, YYYY-MM, with a full month (no partial months: choose the month of acquisition or the next one, as your policy says). Must be after the last period already depreciated.
+     */
+    startMonth: string;
+};
+
+export type FixedAssetView = {
+    id: string;
+    object: 'asset';
+    name: string;
+    /**
+     * The company's currency
+     */
+    currency: string;
+    /**
+     * Acquisition cost, minor units
+     */
+    cost: number;
+    /**
+     * Value left at the end of the useful life, minor units
+     */
+    residualValue: number;
+    usefulLifeMonths: number;
+    /**
+     * First month depreciated (a full month)
+     */
+    startMonth: string;
+    /**
+     * Last month depreciated
+     */
+    endMonth: string;
+    /**
+     * Every month but the last; the last takes the rounding remainder
+     */
+    monthlyDepreciation: number;
+    /**
+     * Depreciation posted so far, minor units
+     */
+    depreciatedTotal: number;
+    /**
+     * cost − depreciatedTotal
+     */
+    bookValue: number;
+    createdAt: string;
+};
+
+export type FixedAssetListView = {
+    object: 'list';
+    data: Array<FixedAssetView>;
+    hasMore: boolean;
+};
+
+export type RunDepreciationDto = {
+    /**
+     * The month to depreciate
+     */
+    period: string;
+};
+
+export type DepreciationChargeView = {
+    /**
+     * The charge; its journal entry's sourceId
+     */
+    id: string;
+    assetId: string;
+    /**
+     * Which month of the asset's useful life (1 = its start month)
+     */
+    monthNumber: number;
+    /**
+     * Minor units
+     */
+    amount: number;
+};
+
+export type DepreciationRunView = {
+    id: string;
+    object: 'depreciation_run';
+    period: string;
+    currency: string;
+    /**
+     * Sum of the charges, minor units
+     */
+    totalAmount: number;
+    /**
+     * One per asset depreciated in the period, each posted as its own journal entry
+     */
+    charges: Array<DepreciationChargeView>;
+    createdAt: string;
+};
+
+export type DepreciationRunListView = {
+    object: 'list';
+    data: Array<DepreciationRunView>;
+    hasMore: boolean;
+};
+
 export type CompanyProfileDto = {
     /**
      * The registered name
@@ -793,7 +1008,7 @@ export type CreatedCompanyView = {
     apiKey: string;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'last_read_write_key' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'einvoice_not_representable' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'last_read_write_key' | 'depreciation_already_run' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'einvoice_not_representable' | 'company_profile_incomplete' | 'isaf_tax_code_missing' | 'isaf_currency_unsupported' | 'asset_period_closed' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -829,6 +1044,14 @@ export type ProblemDetails = {
      * With `purchase_invoice_duplicate`
      */
     existingPurchaseInvoiceId?: string;
+    /**
+     * With `depreciation_already_run`
+     */
+    existingRunId?: string;
+    /**
+     * With `isaf_tax_code_missing`: the unmapped rates
+     */
+    vatRates?: Array<string>;
 };
 
 export type CreateSalesInvoiceData = {
@@ -2593,6 +2816,507 @@ export type RevokeApiKeyResponses = {
 };
 
 export type RevokeApiKeyResponse = RevokeApiKeyResponses[keyof RevokeApiKeyResponses];
+
+export type GetVatReportData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * First day (included)
+         */
+        from: string;
+        /**
+         * Last day (included), not before `from`
+         */
+        to: string;
+    };
+    url: '/v1/reports/vat';
+};
+
+export type GetVatReportErrors = {
+    /**
+     * `validation_failed`: `from` or `to` missing or not a date, or `to` before `from`
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetVatReportError = GetVatReportErrors[keyof GetVatReportErrors];
+
+export type GetVatReportResponses = {
+    200: VatReportView;
+};
+
+export type GetVatReportResponse = GetVatReportResponses[keyof GetVatReportResponses];
+
+export type ExportIsafData = {
+    body?: never;
+    path?: never;
+    query: {
+        /**
+         * The tax period: a calendar month, YYYY-MM
+         */
+        month: string;
+        /**
+         * F: sales and purchases; S: issued invoices and credit notes only; P: received invoices only
+         */
+        dataType: 'F' | 'S' | 'P';
+    };
+    url: '/v1/exports/isaf';
+};
+
+export type ExportIsafErrors = {
+    /**
+     * `validation_failed`: `month` is not YYYY-MM or `dataType` not F, S or P
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `company_profile_incomplete` (no registration number), `isaf_tax_code_missing` (a VAT rate without a tax code, with `vatRates`) or `isaf_currency_unsupported` (documents not in EUR)
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ExportIsafError = ExportIsafErrors[keyof ExportIsafErrors];
+
+export type ExportIsafResponses = {
+    /**
+     * The i.SAF XML file
+     */
+    200: Blob | File;
+};
+
+export type ExportIsafResponse = ExportIsafResponses[keyof ExportIsafResponses];
+
+export type GetIsafSettingsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/company/isaf-settings';
+};
+
+export type GetIsafSettingsErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetIsafSettingsError = GetIsafSettingsErrors[keyof GetIsafSettingsErrors];
+
+export type GetIsafSettingsResponses = {
+    200: IsafSettingsView;
+};
+
+export type GetIsafSettingsResponse = GetIsafSettingsResponses[keyof GetIsafSettingsResponses];
+
+export type UpdateIsafSettingsData = {
+    body: UpdateIsafSettingsDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/company/isaf-settings/update';
+};
+
+export type UpdateIsafSettingsErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type UpdateIsafSettingsError = UpdateIsafSettingsErrors[keyof UpdateIsafSettingsErrors];
+
+export type UpdateIsafSettingsResponses = {
+    200: IsafSettingsView;
+};
+
+export type UpdateIsafSettingsResponse = UpdateIsafSettingsResponses[keyof UpdateIsafSettingsResponses];
+
+export type CreateAssetData = {
+    body: CreateAssetDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/assets/create';
+};
+
+export type CreateAssetErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * `asset_period_closed` (startMonth not after the last depreciated period) or `idempotency_key_reused`
+     *
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type CreateAssetError = CreateAssetErrors[keyof CreateAssetErrors];
+
+export type CreateAssetResponses = {
+    /**
+     * Created (or replayed)
+     */
+    201: FixedAssetView;
+};
+
+export type CreateAssetResponse = CreateAssetResponses[keyof CreateAssetResponses];
+
+export type GetAssetData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/assets/{id}';
+};
+
+export type GetAssetErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetAssetError = GetAssetErrors[keyof GetAssetErrors];
+
+export type GetAssetResponses = {
+    200: FixedAssetView;
+};
+
+export type GetAssetResponse = GetAssetResponses[keyof GetAssetResponses];
+
+export type ListAssetsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        /**
+         * The id of the last object of the previous page: the page after it, in `order`
+         */
+        startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+    };
+    url: '/v1/assets';
+};
+
+export type ListAssetsErrors = {
+    /**
+     * The request is invalid (`validation_failed`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ListAssetsError = ListAssetsErrors[keyof ListAssetsErrors];
+
+export type ListAssetsResponses = {
+    200: FixedAssetListView;
+};
+
+export type ListAssetsResponse = ListAssetsResponses[keyof ListAssetsResponses];
+
+export type CreateDepreciationRunData = {
+    body: RunDepreciationDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/depreciation-runs/create';
+};
+
+export type CreateDepreciationRunErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * `depreciation_already_run` (with `existingRunId`) or `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type CreateDepreciationRunError = CreateDepreciationRunErrors[keyof CreateDepreciationRunErrors];
+
+export type CreateDepreciationRunResponses = {
+    /**
+     * Posted (or replayed)
+     */
+    201: DepreciationRunView;
+};
+
+export type CreateDepreciationRunResponse = CreateDepreciationRunResponses[keyof CreateDepreciationRunResponses];
+
+export type GetDepreciationRunData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/depreciation-runs/{id}';
+};
+
+export type GetDepreciationRunErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetDepreciationRunError = GetDepreciationRunErrors[keyof GetDepreciationRunErrors];
+
+export type GetDepreciationRunResponses = {
+    200: DepreciationRunView;
+};
+
+export type GetDepreciationRunResponse = GetDepreciationRunResponses[keyof GetDepreciationRunResponses];
+
+export type ListDepreciationRunsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        /**
+         * The id of the last object of the previous page: the page after it, in `order`
+         */
+        startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+    };
+    url: '/v1/depreciation-runs';
+};
+
+export type ListDepreciationRunsErrors = {
+    /**
+     * The request is invalid (`validation_failed`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ListDepreciationRunsError = ListDepreciationRunsErrors[keyof ListDepreciationRunsErrors];
+
+export type ListDepreciationRunsResponses = {
+    200: DepreciationRunListView;
+};
+
+export type ListDepreciationRunsResponse = ListDepreciationRunsResponses[keyof ListDepreciationRunsResponses];
 
 export type CreateCompanyData = {
     body: CreateCompanyDto;

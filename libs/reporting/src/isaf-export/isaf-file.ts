@@ -1,0 +1,153 @@
+import { formatMinorUnits } from '@ledgerkey/money';
+import { create } from 'xmlbuilder2';
+
+export const ISAF_NAMESPACE = 'http://www.vmi.lt/cms/imas/isaf';
+
+/** i.SAF declares euro amounts, written with two decimals. */
+export const ISAF_CURRENCY = 'EUR';
+const XSI_NAMESPACE = 'http://www.w3.org/2001/XMLSchema-instance';
+
+type XMLBuilder = ReturnType<typeof create>;
+
+/** F: full (sales and purchases), S: sales only, P: purchases only. */
+export type IsafDataType = 'F' | 'S' | 'P';
+export const ISAF_DATA_TYPES: readonly IsafDataType[] = ['F', 'S', 'P'];
+
+/** The other party of a document, as i.SAF names it. */
+export interface IsafParty {
+  vatId: string | null;
+  countryCode: string;
+  name: string;
+}
+
+/** One VAT rate of a document: amounts in euro cents, negative on a credit note. */
+export interface IsafDocumentTotal {
+  vatRate: string;
+  taxCode: string;
+  taxableValue: number;
+  vatAmount: number;
+}
+
+export interface IsafSalesDocument {
+  number: string;
+  party: IsafParty;
+  date: string;
+  /** SF: invoice; KS: credit note, with the invoice it corrects. */
+  type: 'SF' | 'KS';
+  reference: { number: string; date: string } | null;
+  totals: IsafDocumentTotal[];
+}
+
+export interface IsafPurchaseDocument {
+  number: string;
+  party: IsafParty;
+  date: string;
+  /** When the invoice was entered in the books. */
+  registrationDate: string;
+  totals: IsafDocumentTotal[];
+}
+
+export interface IsafFileInput {
+  dataType: IsafDataType;
+  createdAt: Date;
+  software: { companyName: string; name: string; version: string };
+  /** The company's registration number (VMI's taxpayer code): 1–11 digits. */
+  registrationNumber: string;
+  period: { from: string; to: string };
+  sales: IsafSalesDocument[];
+  purchases: IsafPurchaseDocument[];
+}
+
+/** "Not declared": i.SAF's value for a required text the source does not have. */
+const NOT_DECLARED = 'ND';
+
+/** `xs:dateTime` without fractions, UTC: 2026-12-01T09:30:00. */
+function dateTime(instant: Date): string {
+  return instant.toISOString().slice(0, 19);
+}
+
+function partyInfo(parent: XMLBuilder, element: 'CustomerInfo' | 'SupplierInfo', party: IsafParty): void {
+  const info = parent.ele(element);
+  // Documents keep no party ids of their own: the VAT id identifies the party where there is one.
+  info.ele(element === 'CustomerInfo' ? 'CustomerID' : 'SupplierID').txt(party.vatId ?? NOT_DECLARED);
+  info.ele('VATRegistrationNumber').txt(party.vatId ?? NOT_DECLARED);
+  info.ele('RegistrationNumber').txt(NOT_DECLARED);
+  info.ele('Country').txt(party.countryCode);
+  info.ele('Name').txt(party.name);
+}
+
+function documentTotals(parent: XMLBuilder, totals: IsafDocumentTotal[], sales: boolean): void {
+  const element = parent.ele('DocumentTotals');
+  for (const total of totals) {
+    const row = element.ele('DocumentTotal');
+    row.ele('TaxableValue').txt(formatMinorUnits(total.taxableValue, ISAF_CURRENCY, 2));
+    row.ele('TaxCode').txt(total.taxCode);
+    row.ele('TaxPercentage').txt(total.vatRate);
+    row.ele('Amount').txt(formatMinorUnits(total.vatAmount, ISAF_CURRENCY, 2));
+    // Sales totals carry a second VAT point only when it differs from the document's: never here.
+    if (sales) row.ele('VATPointDate2').att(XSI_NAMESPACE, 'xsi:nil', 'true');
+  }
+}
+
+/**
+ * An i.SAF 1.2 file (VMI's register of issued and received invoices) in the XSD's element order:
+ * Header/FileDescription, then SourceDocuments with PurchaseInvoices and/or SalesInvoices as
+ * `dataType` asks. Sections without documents are present and empty: a month without documents
+ * is still filed. Built with an XML builder, so every text is escaped.
+ */
+export function buildIsafFile(input: IsafFileInput): string {
+  const root = create({ version: '1.0', encoding: 'UTF-8' }).ele(ISAF_NAMESPACE, 'iSAFFile', {
+    'xmlns:xsi': XSI_NAMESPACE,
+  });
+  const description = root.ele('Header').ele('FileDescription');
+  description.ele('FileVersion').txt('iSAF1.2');
+  description.ele('FileDateCreated').txt(dateTime(input.createdAt));
+  description.ele('DataType').txt(input.dataType);
+  description.ele('SoftwareCompanyName').txt(input.software.companyName);
+  description.ele('SoftwareName').txt(input.software.name);
+  description.ele('SoftwareVersion').txt(input.software.version);
+  description.ele('RegistrationNumber').txt(input.registrationNumber);
+  // One file per month: never split into parts.
+  description.ele('NumberOfParts').txt('1');
+  description.ele('PartNumber').txt('1');
+  const criteria = description.ele('SelectionCriteria');
+  criteria.ele('SelectionStartDate').txt(input.period.from);
+  criteria.ele('SelectionEndDate').txt(input.period.to);
+
+  const documents = root.ele('SourceDocuments');
+  if (input.dataType !== 'S') {
+    const purchases = documents.ele('PurchaseInvoices');
+    for (const document of input.purchases) {
+      const invoice = purchases.ele('Invoice');
+      invoice.ele('InvoiceNo').txt(document.number);
+      partyInfo(invoice, 'SupplierInfo', document.party);
+      invoice.ele('InvoiceDate').txt(document.date);
+      invoice.ele('InvoiceType').txt('SF');
+      invoice.ele('SpecialTaxation');
+      invoice.ele('References');
+      invoice.ele('VATPointDate').txt(document.date);
+      invoice.ele('RegistrationAccountDate').txt(document.registrationDate);
+      documentTotals(invoice, document.totals, false);
+    }
+  }
+  if (input.dataType !== 'P') {
+    const sales = documents.ele('SalesInvoices');
+    for (const document of input.sales) {
+      const invoice = sales.ele('Invoice');
+      invoice.ele('InvoiceNo').txt(document.number);
+      partyInfo(invoice, 'CustomerInfo', document.party);
+      invoice.ele('InvoiceDate').txt(document.date);
+      invoice.ele('InvoiceType').txt(document.type);
+      invoice.ele('SpecialTaxation');
+      const references = invoice.ele('References');
+      if (document.reference) {
+        const reference = references.ele('Reference');
+        reference.ele('ReferenceNo').txt(document.reference.number);
+        reference.ele('ReferenceDate').txt(document.reference.date);
+      }
+      invoice.ele('VATPointDate').txt(document.date);
+      documentTotals(invoice, document.totals, true);
+    }
+  }
+  return root.end({ prettyPrint: true });
+}
