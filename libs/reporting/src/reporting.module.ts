@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TenancyModule } from '@ledgerkey/tenancy';
+import { CompanyProfilesModule } from '@ledgerkey/tenancy';
 import { IsafDocumentsRepository } from './isaf-export/isaf-documents.repository';
 import { IsafExportQueries } from './isaf-export/isaf-export-queries';
 import { IsafSettingsQueries } from './isaf-settings/isaf-settings-queries';
@@ -12,7 +12,7 @@ import { VatReportQueries } from './vat-report/vat-report-queries';
  * tables by SQL, as a report does, and writes only its own settings.
  */
 @Module({
-  imports: [TenancyModule],
+  imports: [CompanyProfilesModule],
   providers: [
     VatReportQueries,
     IsafDocumentsRepository,
