@@ -12,6 +12,7 @@ import { SealedSecrets1765400000000 } from './1765400000000-sealed-secrets';
 import { TenantKeys1765500000000 } from './1765500000000-tenant-keys';
 import { RequestDigest1765700000000 } from './1765700000000-request-digest';
 import { Payments1765800000000 } from './1765800000000-payments';
+import { ProviderEvents1766300000000 } from './1766300000000-provider-events';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -28,4 +29,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   TenantKeys1765500000000,
   RequestDigest1765700000000,
   Payments1765800000000,
+  ProviderEvents1766300000000,
 ];

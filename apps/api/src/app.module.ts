@@ -27,7 +27,9 @@ import { PaymentMetrics } from './metrics/payment.metrics';
 import { PaymentsController } from './payments/payments.controller';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
+import { ProviderEventsController } from './providers/provider-events.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
+import { ReconciliationController } from './reconciliation/reconciliation.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
 import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
@@ -116,6 +118,8 @@ export class AppModule {
         PurchaseInvoicesController,
         SettlementsController,
         PaymentsController,
+        ProviderEventsController,
+        ReconciliationController,
         LedgerController,
         EventsController,
         WebhookEndpointsController,

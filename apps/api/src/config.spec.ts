@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       },
       payments: {
         provider: { url: undefined, apiKey: undefined, webhookSecret: undefined },
+        sandbox: { faults: undefined, payoutIntervalMs: undefined },
         providerTimeoutMs: 10_000,
         leaseSeconds: 60,
         recovery: { intervalMs: 30_000, maxAttempts: 10 },

@@ -32,6 +32,7 @@ describe('loadConfig (standalone worker)', () => {
           apiKey: PROVIDER.PAYMENT_PROVIDER_API_KEY,
           webhookSecret: undefined,
         },
+        sandbox: { faults: undefined, payoutIntervalMs: undefined },
         providerTimeoutMs: 10_000,
         leaseSeconds: 60,
         recovery: { intervalMs: 30_000, maxAttempts: 10 },

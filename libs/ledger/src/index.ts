@@ -14,7 +14,9 @@ export type { JournalEntryDraft, JournalLine } from './journal-entry';
 export {
   creditNotePosting,
   paymentPosting,
+  providerPayoutPosting,
   purchaseInvoicePosting,
+  refundPosting,
   salesInvoicePosting,
   settlementPosting,
 } from './posting-rules';

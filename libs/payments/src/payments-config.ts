@@ -14,8 +14,17 @@ export interface PaymentProviderConnection {
   webhookSecret: string | undefined;
 }
 
+/** What `npm start` passes to the bundled provider sandbox (ignored with PAYMENT_PROVIDER_URL). */
+export interface BundledSandboxSettings {
+  /** PROVIDER_SANDBOX_FAULTS, as the sandbox parses it (a bad value stops its start, named). */
+  faults: string | undefined;
+  /** PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS: payouts on a schedule; unset: on demand only. */
+  payoutIntervalMs: number | undefined;
+}
+
 export interface PaymentsConfig {
   provider: PaymentProviderConnection;
+  sandbox: BundledSandboxSettings;
   /** PAYMENT_PROVIDER_TIMEOUT_MS: one call to the provider, whole answer included. */
   providerTimeoutMs: number;
   /**
@@ -75,8 +84,16 @@ export function parsePaymentsConfig(env: Env): ParsedConfig<PaymentsConfig> {
       );
     }
   }
+  const payoutInterval = reader.optional('PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS');
   return reader.parsed({
     provider: { url, apiKey, webhookSecret },
+    sandbox: {
+      faults: reader.optional('PROVIDER_SANDBOX_FAULTS'),
+      payoutIntervalMs:
+        payoutInterval === undefined
+          ? undefined
+          : reader.integer('PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS', 0, 0, 86_400_000),
+    },
     providerTimeoutMs,
     leaseSeconds,
     recovery: {
