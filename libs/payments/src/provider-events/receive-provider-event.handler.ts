@@ -34,6 +34,9 @@ export interface ProviderEventReceipt {
 
 /** Parked events one worker pass retries at most. */
 const PARKED_BATCH = 50;
+/** How long a delivery waits for an attempt that holds its payment's key before parking it. */
+const HELD_WAIT_MS = 1000;
+const HELD_POLL_MS = 100;
 /** The longest wait between two tries of a parked event. */
 const MAX_PARK_BACKOFF_MS = 3_600_000;
 
@@ -183,7 +186,12 @@ export class ReceiveProviderEventHandler {
             ? { duplicate: false, result: 'applied' }
             : { duplicate: true, result: 'duplicate' };
         case 'held':
-          return this.park(companyId, provider, event, "an attempt holds the payment's key");
+          // Usually the request that charged, a moment before it settles with the provider's
+          // answer (the provider sends the event as it answers): wait for that moment first.
+          if (!(await this.settlesShortly(companyId, found.payment.id))) {
+            return this.park(companyId, provider, event, "an attempt holds the payment's key");
+          }
+          break;
         case 'mismatch':
           return this.recordOnly(
             companyId,
@@ -245,6 +253,15 @@ export class ReceiveProviderEventHandler {
         );
       }
     }
+  }
+
+  /** Whether the payment leaves `processing` within HELD_WAIT_MS. */
+  private async settlesShortly(companyId: string, paymentId: string): Promise<boolean> {
+    for (let waited = 0; waited < HELD_WAIT_MS; waited += HELD_POLL_MS) {
+      await new Promise((resolve) => setTimeout(resolve, HELD_POLL_MS));
+      if ((await this.payments.findById(companyId, paymentId))?.status !== 'processing') return true;
+    }
+    return false;
   }
 
   private recordOnly(
