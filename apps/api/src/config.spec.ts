@@ -33,6 +33,7 @@ describe('loadConfig', () => {
         sandbox: { faults: undefined, payoutIntervalMs: undefined },
         providerTimeoutMs: 10_000,
         leaseSeconds: 60,
+        reconciliationIntervalMinutes: 15,
         recovery: { intervalMs: 30_000, maxAttempts: 10 },
         testCrashPoint: undefined,
       },

@@ -35,6 +35,7 @@ describe('loadConfig (standalone worker)', () => {
         sandbox: { faults: undefined, payoutIntervalMs: undefined },
         providerTimeoutMs: 10_000,
         leaseSeconds: 60,
+        reconciliationIntervalMinutes: 15,
         recovery: { intervalMs: 30_000, maxAttempts: 10 },
         testCrashPoint: undefined,
       },

@@ -20,8 +20,8 @@ const SCHEDULED_SETTLE_MS = 5 * 60_000;
  * - the recovery, every minute by crontab across all workers and every PAYMENT_RECOVERY_INTERVAL_MS
  *   in each worker (one run at a time per process);
  * - parked provider events, on the same rhythm;
- * - the scheduled reconciliation, every 15 minutes by crontab: one run per company with payments in
- *   the last seven days, over those seven days up to five minutes ago. Its Idempotency-Key is the
+ * - the scheduled reconciliation, every PAYMENT_RECONCILIATION_INTERVAL_MINUTES (15) by crontab: one
+ *   run per company with payments in the last seven days, over those seven days up to five minutes ago. Its Idempotency-Key is the
  *   window (`scheduled-<to>`), so two workers running the same crontab tick make one run.
  */
 @Injectable()
@@ -52,10 +52,12 @@ export class PaymentJobs implements OnModuleInit {
       schedule: '* * * * *',
       inEveryWorker: { intervalMs },
     });
+    const minutes = this.options.config.reconciliationIntervalMinutes;
     this.registry.register({
       task: JobTasks.ReconcilePayments,
       run: () => this.reconcile(new Date()),
-      schedule: '*/15 * * * *',
+      // Queue-wide, once per tick; none when PAYMENT_RECONCILIATION_INTERVAL_MINUTES=0.
+      schedule: minutes === 0 ? undefined : minutes === 60 ? '0 * * * *' : `*/${minutes} * * * *`,
     });
   }
 

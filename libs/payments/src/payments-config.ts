@@ -33,6 +33,11 @@ export interface PaymentsConfig {
    * before its lease can run out.
    */
   leaseSeconds: number;
+  /**
+   * PAYMENT_RECONCILIATION_INTERVAL_MINUTES: the workers' scheduled reconciliation runs every this
+   * many minutes (a divisor of 60); 0: no scheduled runs (POST /v1/reconciliation/runs/create only).
+   */
+  reconciliationIntervalMinutes: number;
   recovery: {
     /** PAYMENT_RECOVERY_INTERVAL_MS: how often each worker looks for payments to resume. */
     intervalMs: number;
@@ -85,6 +90,12 @@ export function parsePaymentsConfig(env: Env): ParsedConfig<PaymentsConfig> {
     }
   }
   const payoutInterval = reader.optional('PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS');
+  const reconciliationIntervalMinutes = reader.integer('PAYMENT_RECONCILIATION_INTERVAL_MINUTES', 15, 0, 60);
+  if (reconciliationIntervalMinutes > 0 && 60 % reconciliationIntervalMinutes !== 0) {
+    reader.problem(
+      'PAYMENT_RECONCILIATION_INTERVAL_MINUTES must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60) or be 0',
+    );
+  }
   return reader.parsed({
     provider: { url, apiKey, webhookSecret },
     sandbox: {
@@ -96,6 +107,7 @@ export function parsePaymentsConfig(env: Env): ParsedConfig<PaymentsConfig> {
     },
     providerTimeoutMs,
     leaseSeconds,
+    reconciliationIntervalMinutes,
     recovery: {
       intervalMs: reader.integer('PAYMENT_RECOVERY_INTERVAL_MS', 30_000, 100, 3_600_000),
       maxAttempts: reader.integer('PAYMENT_RECOVERY_MAX_ATTEMPTS', 10, 1, 1000),

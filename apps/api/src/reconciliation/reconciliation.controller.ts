@@ -52,7 +52,7 @@ export class ReconciliationController {
       '`auto_resolved` (a processing payment whose charge has an outcome is completed; a refund not booked is ' +
       'booked; a payout not settled is imported); the rest `needs_review`. The provider is read outside any ' +
       'transaction: while it cannot be read the answer is `202` with the run `running` (retry with the same ' +
-      'key to resume it). The worker runs the same every 15 minutes.',
+      'key to resume it). The workers run the same on a schedule (PAYMENT_RECONCILIATION_INTERVAL_MINUTES).',
   })
   @ApiCreatedResponse({
     type: ReconciliationRunView,
