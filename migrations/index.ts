@@ -15,6 +15,7 @@ import { Payments1765800000000 } from './1765800000000-payments';
 import { CompanyProfileSellerSnapshot1765900000000 } from './1765900000000-company-profile-seller-snapshot';
 import { ApiKeyScopes1766100000000 } from './1766100000000-api-key-scopes';
 import { Metadata1766200000000 } from './1766200000000-metadata';
+import { ProviderEvents1766300000000 } from './1766300000000-provider-events';
 import { IsafSettingsFixedAssets1766700000000 } from './1766700000000-isaf-settings-fixed-assets';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
@@ -35,5 +36,6 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   CompanyProfileSellerSnapshot1765900000000,
   ApiKeyScopes1766100000000,
   Metadata1766200000000,
+  ProviderEvents1766300000000,
   IsafSettingsFixedAssets1766700000000,
 ];

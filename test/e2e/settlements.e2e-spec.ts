@@ -233,6 +233,7 @@ describe('settlements', () => {
           { invoiceId: consulting.id, invoiceNumber: consulting.number, amount: DEFAULT_GROSS },
           { invoiceId: books.id, invoiceNumber: books.number, amount: 1000 },
         ]),
+        source: 'api',
         metadata: {},
         createdAt: expect.stringMatching(ISO_INSTANT),
       });

@@ -295,6 +295,47 @@ describe('zero setup: the built server without DATABASE_URL', () => {
     invoice = { id: invoice.id, text: paid.text };
   });
 
+  it("the sandbox's webhooks come back to the API's receiver; a payout becomes a settlement", async () => {
+    const sandboxUrl = /Payments: {5}provider sandbox at (http:\/\/127\.0\.0\.1:\d+) /.exec(
+      first.output,
+    )?.[1];
+    const companyId = /Demo company: (\S+)/.exec(first.output)?.[1];
+    const sandboxKey = readFileSync(join(dataDir, 'provider-sandbox', 'api-key'), 'utf8').trim();
+    // Applied, or parked when it overtook the payment's own answer: received and verified either way.
+    const applied = async (): Promise<number> => {
+      const metrics = await request(baseUrl).get('/metrics');
+      const count = (result: string): number =>
+        Number(
+          new RegExp(`^ledgerkey_provider_events_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(
+            metrics.text,
+          )?.[1] ?? 0,
+        );
+      return count('applied') + count('parked');
+    };
+    // charge.succeeded of the payment above, signed by the sandbox, verified with its secret.
+    let seen = 0;
+    for (const deadline = Date.now() + 15_000; seen < 1 && Date.now() < deadline;) {
+      seen = await applied();
+      if (seen < 1) await new Promise((done) => setTimeout(done, 200));
+    }
+    expect(seen).toBeGreaterThanOrEqual(1);
+
+    const payout = await fetch(`${sandboxUrl}/v1/payouts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sandboxKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ companyId }),
+    });
+    expect(payout.status).toBe(201);
+    const payoutId = ((await payout.json()) as { data: Array<{ id: string }> }).data[0].id;
+    let settlements: Array<{ payoutId: string; source: string }> = [];
+    for (const deadline = Date.now() + 15_000; settlements.length === 0 && Date.now() < deadline;) {
+      const list = await request(baseUrl).get('/v1/settlements').set('Authorization', `Bearer ${demoKey}`);
+      settlements = (list.body as { data: typeof settlements }).data;
+      if (settlements.length === 0) await new Promise((done) => setTimeout(done, 200));
+    }
+    expect(settlements).toEqual([expect.objectContaining({ payoutId, source: 'provider' })]);
+  });
+
   it(
     'SIGTERM stops the server and its embedded PostgreSQL',
     async () => {

@@ -19,6 +19,8 @@ export const UNUSED_PAYMENT_PROVIDER = {
   PAYMENT_PROVIDER_URL: 'http://127.0.0.1:9',
   PAYMENT_PROVIDER_API_KEY: 'sk_unused_in_this_test_0000',
   PAYMENT_RECOVERY_MAX_ATTEMPTS: '1',
+  // Nor reconcile other suites' companies against a provider that is not theirs.
+  PAYMENT_RECONCILIATION_INTERVAL_MINUTES: '0',
 };
 
 const ROOT = resolve(__dirname, '../..');

@@ -11,6 +11,8 @@ export function paymentEnv(sandbox: Pick<RunningProviderSandbox, 'url' | 'apiKey
     PAYMENT_LEASE_SECONDS: '3',
     PAYMENT_RECOVERY_INTERVAL_MS: '200',
     PAYMENT_RECOVERY_MAX_ATTEMPTS: '10',
+    // The tests that reconcile ask for their runs; no worker reconciles other suites' companies.
+    PAYMENT_RECONCILIATION_INTERVAL_MINUTES: '0',
   };
 }
 

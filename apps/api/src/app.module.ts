@@ -34,9 +34,11 @@ import { PaymentMetrics } from './metrics/payment.metrics';
 import { PaymentsController } from './payments/payments.controller';
 import { InvoicesController } from './invoices/invoices.controller';
 import { LedgerController } from './ledger/ledger.controller';
+import { ProviderEventsController } from './providers/provider-events.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
 import { ExportsController } from './reports/exports.controller';
 import { ReportsController } from './reports/reports.controller';
+import { ReconciliationController } from './reconciliation/reconciliation.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
 import { ApiKeysController } from './api-keys/api-keys.controller';
@@ -129,6 +131,8 @@ export class AppModule {
         PurchaseInvoicesController,
         SettlementsController,
         PaymentsController,
+        ProviderEventsController,
+        ReconciliationController,
         LedgerController,
         EventsController,
         WebhookEndpointsController,

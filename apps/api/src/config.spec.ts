@@ -30,8 +30,10 @@ describe('loadConfig', () => {
       },
       payments: {
         provider: { url: undefined, apiKey: undefined, webhookSecret: undefined },
+        sandbox: { faults: undefined, payoutIntervalMs: undefined },
         providerTimeoutMs: 10_000,
         leaseSeconds: 60,
+        reconciliationIntervalMinutes: 15,
         recovery: { intervalMs: 30_000, maxAttempts: 10 },
         testCrashPoint: undefined,
       },

@@ -19,7 +19,11 @@ async function main(): Promise<void> {
   const database = await prepareDatabase(parsed.database, DATABASE_SCHEMA, logger);
   // Zero setup for payments too: without PAYMENT_PROVIDER_URL the bundled provider sandbox runs
   // as this process's child, its state under DATA_DIR.
-  const provider = await preparePaymentProvider(parsed.payments, parsed.database.dataDir, logger);
+  // Its webhooks come back to this process's receiver (known once the port is: PORT=0 sends none).
+  const receiverHost = parsed.host === '0.0.0.0' ? '127.0.0.1' : parsed.host;
+  const webhookUrl =
+    parsed.port === 0 ? undefined : `http://${receiverHost}:${parsed.port}/v1/providers/sandbox/events`;
+  const provider = await preparePaymentProvider(parsed.payments, parsed.database.dataDir, logger, webhookUrl);
   const config = { ...parsed, payments: provider.config };
   const app = await createApp(config, database);
   const { embedded } = database;

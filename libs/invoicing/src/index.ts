@@ -18,9 +18,11 @@ export { CreditNoteQueries } from './credit-notes/credit-note-queries';
 export { CreditNoteListView, CreditNoteView } from './credit-notes/credit-note.view';
 export type { CreditNoteListFilter } from './credit-notes/credit-notes.repository';
 export { RecordSettlementHandler } from './record-settlement/record-settlement.handler';
+export type { ImportedPayout } from './record-settlement/record-settlement.handler';
 export { RecordSettlementDto } from './record-settlement/record-settlement.dto';
 export { SettlementQueries } from './settlements/settlement-queries';
-export { SettlementListView, SettlementView } from './settlements/settlement.view';
+export { SETTLEMENT_SOURCES, SettlementListView, SettlementView } from './settlements/settlement.view';
+export type { SettlementSource } from './settlements/settlement.view';
 export type { SettlementListFilter } from './settlements/settlements.repository';
 export {
   AllocationExceedsOutstandingError,

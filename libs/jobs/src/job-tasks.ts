@@ -69,4 +69,8 @@ export const JobTasks = {
   PurgeIdempotencyKeys: jobTask<Record<string, never>>('purge_idempotency_keys'),
   /** Resumes payments whose attempt stopped without an outcome; by crontab and in each worker. */
   RecoverPayments: jobTask<Record<string, never>>('recover_payments'),
+  /** Applies parked provider events that are due; by crontab and in each worker. */
+  RetryParkedProviderEvents: jobTask<Record<string, never>>('retry_parked_provider_events'),
+  /** Reconciles each active company's payments with the provider; by crontab. */
+  ReconcilePayments: jobTask<Record<string, never>>('reconcile_payments'),
 } as const;

@@ -16,7 +16,9 @@ export {
   creditNotePosting,
   depreciationPosting,
   paymentPosting,
+  providerPayoutPosting,
   purchaseInvoicePosting,
+  refundPosting,
   salesInvoicePosting,
   settlementPosting,
 } from './posting-rules';

@@ -64,3 +64,31 @@ export function paymentPosting(payment: { amount: number }): JournalLine[] {
     { account: Account.AccountsReceivable, debit: 0, credit: payment.amount },
   ];
 }
+
+/**
+ * A refund of a payment the provider collected (the reverse of `paymentPosting`): debit
+ * receivables (the customer no longer paid that much), credit provider clearing (the provider
+ * paid it back out of what it holds for us).
+ */
+export function refundPosting(refund: { amount: number }): JournalLine[] {
+  return [
+    { account: Account.AccountsReceivable, debit: refund.amount, credit: 0 },
+    { account: Account.ProviderClearing, debit: 0, credit: refund.amount },
+  ];
+}
+
+/**
+ * A provider payout of payments it collected (imported from its `payout.paid`): debit bank (what
+ * arrived: total − fee) and payment fees; credit provider clearing (the payments' posting already
+ * credited receivables).
+ */
+export function providerPayoutPosting(settlement: {
+  allocatedTotal: number;
+  feeAmount: number;
+}): JournalLine[] {
+  return [
+    { account: Account.Bank, debit: settlement.allocatedTotal - settlement.feeAmount, credit: 0 },
+    { account: Account.PaymentFees, debit: settlement.feeAmount, credit: 0 },
+    { account: Account.ProviderClearing, debit: 0, credit: settlement.allocatedTotal },
+  ];
+}

@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   'purchase_invoice.created',
   'payment.succeeded',
   'payment.failed',
+  'payment.refunded',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -12,16 +12,56 @@ export { PaymentListView, PaymentView, PAYMENT_STATUSES } from './payments/payme
 export type { PaymentStatus } from './payments/payment.view';
 export { RecoverPaymentsHandler } from './recover-payments/recover-payments.handler';
 export type { RecoveryReport } from './recover-payments/recover-payments.handler';
+// Provider events, refunds, payouts and reconciliation
+export { ReceiveProviderEventHandler } from './provider-events/receive-provider-event.handler';
+export type {
+  ProviderEventReceipt,
+  ProviderEventResult,
+} from './provider-events/receive-provider-event.handler';
+export {
+  ProviderEventInvalidError,
+  ProviderEventTypeUnknownError,
+  ProviderSignatureInvalidError,
+  ProviderUnknownError,
+  ProviderWebhookSecretMissingError,
+} from './provider-events/provider-events.errors';
+export { RefundView } from './refunds/refund.view';
+export {
+  CREATE_RECONCILIATION_RUN_OPERATION,
+  RunReconciliationHandler,
+} from './reconciliation/run-reconciliation.handler';
+export { ReconciliationQueries } from './reconciliation/reconciliation-queries';
+export {
+  CreateReconciliationRunDto,
+  MAX_RECONCILIATION_RANGE_DAYS,
+  toReconciliationRange,
+} from './reconciliation/create-reconciliation-run.dto';
+export {
+  DISCREPANCY_KINDS,
+  DiscrepancyView,
+  ReconciliationRunView,
+  ReconciliationSummaryView,
+} from './reconciliation/reconciliation-run.view';
+export type { DiscrepancyKind, DiscrepancyResolution } from './reconciliation/reconciliation-run.view';
+export { readOpenDiscrepancies } from './reconciliation/reconciliation-runs.repository';
+export type { OpenDiscrepancies } from './reconciliation/reconciliation-runs.repository';
+export { PaymentJobs } from './payment-jobs';
 export {
   AmountExceedsOutstandingError,
   InvoiceFullyCreditedError,
   PaymentCurrencyMismatchError,
   PaymentNotFoundError,
   PaymentProviderNotConfiguredError,
+  ReconciliationRunNotFoundError,
 } from './payments.errors';
-export { NO_OP_PAYMENTS_OBSERVER, PAYMENT_RECOVERY_RESULTS } from './payments.observer';
+export {
+  NO_OP_PAYMENTS_OBSERVER,
+  PAYMENT_RECOVERY_RESULTS,
+  PROVIDER_EVENT_RESULTS,
+} from './payments.observer';
 export type {
   PaymentRecoveryResult,
+  ProviderEventMetricResult,
   PaymentsObserver,
   ProviderCall,
   ProviderCallOutcome,

@@ -14,8 +14,17 @@ export interface PaymentProviderConnection {
   webhookSecret: string | undefined;
 }
 
+/** What `npm start` passes to the bundled provider sandbox (ignored with PAYMENT_PROVIDER_URL). */
+export interface BundledSandboxSettings {
+  /** PROVIDER_SANDBOX_FAULTS, as the sandbox parses it (a bad value stops its start, named). */
+  faults: string | undefined;
+  /** PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS: payouts on a schedule; unset: on demand only. */
+  payoutIntervalMs: number | undefined;
+}
+
 export interface PaymentsConfig {
   provider: PaymentProviderConnection;
+  sandbox: BundledSandboxSettings;
   /** PAYMENT_PROVIDER_TIMEOUT_MS: one call to the provider, whole answer included. */
   providerTimeoutMs: number;
   /**
@@ -24,6 +33,11 @@ export interface PaymentsConfig {
    * before its lease can run out.
    */
   leaseSeconds: number;
+  /**
+   * PAYMENT_RECONCILIATION_INTERVAL_MINUTES: the workers' scheduled reconciliation runs every this
+   * many minutes (a divisor of 60); 0: no scheduled runs (POST /v1/reconciliation/runs/create only).
+   */
+  reconciliationIntervalMinutes: number;
   recovery: {
     /** PAYMENT_RECOVERY_INTERVAL_MS: how often each worker looks for payments to resume. */
     intervalMs: number;
@@ -75,10 +89,25 @@ export function parsePaymentsConfig(env: Env): ParsedConfig<PaymentsConfig> {
       );
     }
   }
+  const payoutInterval = reader.optional('PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS');
+  const reconciliationIntervalMinutes = reader.integer('PAYMENT_RECONCILIATION_INTERVAL_MINUTES', 15, 0, 60);
+  if (reconciliationIntervalMinutes > 0 && 60 % reconciliationIntervalMinutes !== 0) {
+    reader.problem(
+      'PAYMENT_RECONCILIATION_INTERVAL_MINUTES must divide 60 (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60) or be 0',
+    );
+  }
   return reader.parsed({
     provider: { url, apiKey, webhookSecret },
+    sandbox: {
+      faults: reader.optional('PROVIDER_SANDBOX_FAULTS'),
+      payoutIntervalMs:
+        payoutInterval === undefined
+          ? undefined
+          : reader.integer('PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS', 0, 0, 86_400_000),
+    },
     providerTimeoutMs,
     leaseSeconds,
+    reconciliationIntervalMinutes,
     recovery: {
       intervalMs: reader.integer('PAYMENT_RECOVERY_INTERVAL_MS', 30_000, 100, 3_600_000),
       maxAttempts: reader.integer('PAYMENT_RECOVERY_MAX_ATTEMPTS', 10, 1, 1000),

@@ -53,3 +53,10 @@ export class PaymentProviderNotConfiguredError extends Error {
     super('No payment provider is configured for this server; nothing was charged.');
   }
 }
+
+export class ReconciliationRunNotFoundError extends Error {
+  readonly code = 'not_found';
+  constructor(runId: string) {
+    super(`No reconciliation run ${runId} exists.`);
+  }
+}

@@ -3,7 +3,10 @@ import { InvoicingModule } from '@ledgerkey/invoicing';
 import { JobsModule } from '@ledgerkey/jobs';
 import { LedgerModule } from '@ledgerkey/ledger';
 import { OutboxModule } from '@ledgerkey/outbox';
+import { BookRefundsHandler } from './book-refunds/book-refunds.handler';
+import { CompletePaymentHandler } from './complete-payment/complete-payment.handler';
 import { CreatePaymentHandler } from './create-payment/create-payment.handler';
+import { ImportPayoutHandler } from './import-payout/import-payout.handler';
 import { ObservedPaymentProvider } from './observed-payment-provider';
 import type { PaymentProvider } from './payment-provider';
 import { PaymentJobs } from './payment-jobs';
@@ -11,12 +14,19 @@ import { PAYMENTS_OPTIONS, PAYMENT_PROVIDER, type PaymentsOptions } from './paym
 import { NO_OP_PAYMENTS_OBSERVER } from './payments.observer';
 import { PaymentQueries } from './payments/payment-queries';
 import { PaymentsRepository } from './payments/payments.repository';
+import { ProviderEventsRepository } from './provider-events/provider-events.repository';
+import { ReceiveProviderEventHandler } from './provider-events/receive-provider-event.handler';
+import { ReconciliationQueries } from './reconciliation/reconciliation-queries';
+import { ReconciliationRunsRepository } from './reconciliation/reconciliation-runs.repository';
+import { RunReconciliationHandler } from './reconciliation/run-reconciliation.handler';
 import { RecoverPaymentsHandler } from './recover-payments/recover-payments.handler';
+import { RefundsRepository } from './refunds/refunds.repository';
 import { SandboxPaymentProvider } from './sandbox/sandbox-payment-provider';
 
 /**
  * Payments through the payment provider: the create use case (run by the idempotency protocol as
- * an external effect), queries, and the recovery task (registered in the process's JobRegistry).
+ * an external effect), queries, the recovery, the provider's events (refunds, payouts as
+ * settlements) and reconciliation, with their tasks (registered in the process's JobRegistry).
  * Needs the DataSource, nestjs-cls and a global `IdempotentExecutor` (IdempotencyModule).
  */
 @Module({})
@@ -46,9 +56,27 @@ export class PaymentsModule {
         PaymentQueries,
         CreatePaymentHandler,
         RecoverPaymentsHandler,
+        RefundsRepository,
+        BookRefundsHandler,
+        CompletePaymentHandler,
+        ImportPayoutHandler,
+        ProviderEventsRepository,
+        ReceiveProviderEventHandler,
+        ReconciliationRunsRepository,
+        RunReconciliationHandler,
+        ReconciliationQueries,
         PaymentJobs,
       ],
-      exports: [CreatePaymentHandler, PaymentQueries, RecoverPaymentsHandler, PAYMENT_PROVIDER],
+      exports: [
+        CreatePaymentHandler,
+        PaymentQueries,
+        RecoverPaymentsHandler,
+        ReceiveProviderEventHandler,
+        RunReconciliationHandler,
+        ReconciliationQueries,
+        PaymentJobs,
+        PAYMENT_PROVIDER,
+      ],
     };
   }
 }

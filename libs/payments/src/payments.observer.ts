@@ -12,6 +12,10 @@ export type ProviderCallOutcome = string;
 export const PAYMENT_RECOVERY_RESULTS = ['succeeded', 'failed', 'pending', 'skipped', 'error'] as const;
 export type PaymentRecoveryResult = (typeof PAYMENT_RECOVERY_RESULTS)[number];
 
+/** How a provider event delivery (or a parked event's retry) ended, as the metrics count it. */
+export const PROVIDER_EVENT_RESULTS = ['applied', 'duplicate', 'parked', 'ignored', 'rejected'] as const;
+export type ProviderEventMetricResult = (typeof PROVIDER_EVENT_RESULTS)[number];
+
 /** Injection token of the application's `PaymentsObserver`. */
 export const PAYMENTS_OBSERVER = Symbol('PAYMENTS_OBSERVER');
 
@@ -19,9 +23,12 @@ export const PAYMENTS_OBSERVER = Symbol('PAYMENTS_OBSERVER');
 export interface PaymentsObserver {
   providerCall(call: ProviderCall, outcome: ProviderCallOutcome, seconds: number): void;
   recovery(result: PaymentRecoveryResult): void;
+  /** A provider event delivery or a parked event's retry ended. */
+  providerEvent(result: ProviderEventMetricResult): void;
 }
 
 export const NO_OP_PAYMENTS_OBSERVER: PaymentsObserver = {
   providerCall: () => undefined,
   recovery: () => undefined,
+  providerEvent: () => undefined,
 };

@@ -1,8 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { readUnfinishedOperations, type UnfinishedOperations } from '@ledgerkey/idempotency';
 import {
+  DISCREPANCY_KINDS,
   PAYMENT_RECOVERY_RESULTS,
+  PROVIDER_EVENT_RESULTS,
+  readOpenDiscrepancies,
+  type OpenDiscrepancies,
   type PaymentRecoveryResult,
+  type ProviderEventMetricResult,
   type PaymentsObserver,
   type ProviderCall,
   type ProviderCallOutcome,
@@ -20,6 +25,8 @@ export class PaymentMetrics implements PaymentsObserver {
   private readonly logger = new Logger('Metrics');
   private readonly calls: Histogram<'call' | 'outcome'>;
   private readonly recoveries: Counter<'result'>;
+  private readonly providerEvents: Counter<'result'>;
+  private discrepancyReading: Promise<OpenDiscrepancies[]> | undefined;
   private pendingReading: Promise<UnfinishedOperations[]> | undefined;
 
   constructor(registry: Registry, dataSource: DataSource) {
@@ -39,6 +46,40 @@ export class PaymentMetrics implements PaymentsObserver {
       registers: [registry],
     });
     for (const result of PAYMENT_RECOVERY_RESULTS) this.recoveries.inc({ result }, 0);
+    this.providerEvents = new Counter({
+      name: 'ledgerkey_provider_events_total',
+      help:
+        "The payment provider's webhook deliveries received by this process, by result: applied, duplicate " +
+        '(recorded before: nothing applied), parked (recorded, applied later), ignored (recorded or acknowledged, ' +
+        'nothing to apply), rejected (bad signature, stale timestamp, malformed body, unknown type: nothing ' +
+        'recorded). Parked events a worker applies later count again with their final result.',
+      labelNames: ['result'],
+      registers: [registry],
+    });
+    for (const result of PROVIDER_EVENT_RESULTS) this.providerEvents.inc({ result }, 0);
+    const open: Gauge<'kind'> = new Gauge({
+      name: 'ledgerkey_reconciliation_open_discrepancies',
+      help:
+        "Discrepancies that need review in each company's latest completed reconciliation run, by kind " +
+        '(missing_locally, missing_at_provider, amount_mismatch, status_mismatch).',
+      labelNames: ['kind'],
+      registers: [registry],
+      collect: () =>
+        this.refreshDiscrepancies(open, dataSource, (rows) => {
+          open.reset();
+          for (const kind of DISCREPANCY_KINDS) open.set({ kind }, 0);
+          for (const row of rows) open.set({ kind: row.kind }, row.count);
+        }),
+    });
+    const oldestOpen: Gauge = new Gauge({
+      name: 'ledgerkey_reconciliation_oldest_open_discrepancy_age_seconds',
+      help: 'Age of the oldest discrepancy still needing review, since a run first found it (0 when none).',
+      registers: [registry],
+      collect: () =>
+        this.refreshDiscrepancies(oldestOpen, dataSource, (rows) => {
+          oldestOpen.set(rows.reduce((oldest, row) => Math.max(oldest, row.oldestAgeSeconds), 0));
+        }),
+    });
     const unfinished: Gauge<'operation' | 'state' | 'age'> = new Gauge({
       name: 'ledgerkey_idempotency_unfinished_operations',
       help:
@@ -76,6 +117,27 @@ export class PaymentMetrics implements PaymentsObserver {
 
   recovery(result: PaymentRecoveryResult): void {
     this.recoveries.inc({ result });
+  }
+
+  providerEvent(result: ProviderEventMetricResult): void {
+    this.providerEvents.inc({ result });
+  }
+
+  /** Both discrepancy gauges come from one query per scrape. */
+  private async refreshDiscrepancies(
+    metric: Gauge<'kind'> | Gauge,
+    dataSource: DataSource,
+    apply: (rows: OpenDiscrepancies[]) => void,
+  ): Promise<void> {
+    this.discrepancyReading ??= readOpenDiscrepancies(dataSource).finally(() => {
+      this.discrepancyReading = undefined;
+    });
+    try {
+      apply(await this.discrepancyReading);
+    } catch (error) {
+      metric.reset();
+      this.logger.warn({ err: error }, 'could not read the open discrepancies from the database');
+    }
   }
 
   /** Both gauges come from one query per scrape (prom-client collects them concurrently). */

@@ -145,4 +145,59 @@ describe('RecordSettlementHandler', () => {
     for (const error of rejected) expect(error).toBeInstanceOf(AllocationExceedsOutstandingError);
     expect(await paidTotal(company, invoice.id)).toBe(10000);
   });
+
+  describe('importPayout (a payout the provider reports)', () => {
+    it('clears provider clearing, raises no paid total, and adds up several charges of one invoice', async () => {
+      const company = await tier.newTenant();
+      const [a, b] = [await invoiceOf(company), await invoiceOf(company)];
+      const payoutId = `po_${randomUUID()}`;
+
+      const settlement = await tier.get(RecordSettlementHandler).importPayout(company.id, {
+        payoutId,
+        currency: 'EUR',
+        paidAt: '2026-12-01T10:00:00.000Z',
+        feeAmount: 300,
+        allocations: [
+          { invoiceId: a.id, amount: 6000 },
+          { invoiceId: b.id, amount: 12100 },
+          { invoiceId: a.id, amount: 6100 },
+        ],
+      });
+
+      expect(settlement).toMatchObject({ source: 'provider', allocatedTotal: 24200, netAmount: 23900 });
+      expect(settlement.allocations.map((x) => [x.invoiceId, x.amount])).toEqual(
+        [
+          [a.id, 12100],
+          [b.id, 12100],
+        ].sort((x, y) => (x[0] < y[0] ? -1 : 1)),
+      );
+      expect([await paidTotal(company, a.id), await paidTotal(company, b.id)]).toEqual([0, 0]);
+      expect(await tier.journalOf(company.id, settlement.id)).toEqual([
+        { account: 'bank', debit: 23900, credit: 0 },
+        { account: 'payment_fees', debit: 300, credit: 0 },
+        { account: 'provider_clearing', debit: 0, credit: 24200 },
+      ]);
+    });
+
+    it('shares the payout id with pushed settlements: whichever comes second is refused', async () => {
+      const company = await tier.newTenant();
+      const invoice = await invoiceOf(company);
+      const pushed = await settle(
+        company,
+        aSettlement().allocating(invoice.id, 1000).with({ payoutId: 'po_shared' }),
+      );
+
+      const imported = tier.get(RecordSettlementHandler).importPayout(company.id, {
+        payoutId: 'po_shared',
+        currency: 'EUR',
+        paidAt: '2026-12-01T10:00:00.000Z',
+        feeAmount: 0,
+        allocations: [{ invoiceId: invoice.id, amount: 1000 }],
+      });
+
+      await expect(imported).rejects.toBeInstanceOf(PayoutAlreadySettledError);
+      await expect(imported).rejects.toMatchObject({ existingSettlementId: pushed.id });
+      expect(pushed.source).toBe('api');
+    });
+  });
 });

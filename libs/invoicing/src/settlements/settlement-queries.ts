@@ -16,6 +16,17 @@ export class SettlementQueries {
     return settlement;
   }
 
+  /** The settlement of a payout, or null. */
+  async findByPayout(companyId: string, payoutId: string): Promise<SettlementView | null> {
+    const id = await this.settlements.findIdByPayout(companyId, payoutId);
+    return id === null ? null : this.settlements.findById(companyId, id);
+  }
+
+  /** Settlements imported from the provider's payouts paid in [from, to) (reconciliation). */
+  importedPaidBetween(companyId: string, from: Date, to: Date): Promise<SettlementView[]> {
+    return this.settlements.importedPaidBetween(companyId, from, to);
+  }
+
   async list(
     companyId: string,
     page: PageRequest,

@@ -1,6 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 
+export const SETTLEMENT_SOURCES = ['api', 'provider'] as const;
+export type SettlementSource = (typeof SETTLEMENT_SOURCES)[number];
+
 export class SettlementAllocationView {
   @ApiProperty({ format: 'uuid' }) invoiceId: string;
   @ApiProperty({ example: 'INV-000001' }) invoiceNumber: string;
@@ -20,6 +23,14 @@ export class SettlementView {
   netAmount: number;
   @ApiProperty({ type: [SettlementAllocationView], description: 'In invoiceId order' })
   allocations: SettlementAllocationView[];
+  @ApiProperty({
+    enum: SETTLEMENT_SOURCES,
+    description:
+      "`api`: pushed with POST /v1/settlements/create (credits receivables and raises the invoices' paidTotal); " +
+      "`provider`: imported from the payment provider's `payout.paid` (credits provider clearing: the " +
+      'payments it pays out already lowered receivables and raised paidTotal)',
+  })
+  source: SettlementSource;
   @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
 }

@@ -10,7 +10,7 @@ import {
   TransactionHost,
   type TypeOrmTransactionalAdapter,
 } from '@ledgerkey/database';
-import type { SettlementView } from './settlement.view';
+import type { SettlementSource, SettlementView } from './settlement.view';
 
 interface SettlementRow {
   id: string;
@@ -19,13 +19,15 @@ interface SettlementRow {
   paid_at: Date;
   fee_amount: string;
   allocated_total: string;
+  source: SettlementSource;
   created_at: Date;
   metadata: Metadata;
   allocations: Array<{ invoice_id: string; invoice_number: string; amount: string }>;
 }
 
 const SELECT_SETTLEMENT = `
-  SELECT s.id, s.payout_id, s.currency, s.paid_at, s.fee_amount, s.allocated_total, s.metadata, s.created_at,
+  SELECT s.id, s.payout_id, s.currency, s.paid_at, s.fee_amount, s.allocated_total, s.source, s.metadata,
+         s.created_at,
          -- invoice_id order: the order the handler locks and returns them in.
          (SELECT json_agg(json_build_object(
                    'invoice_id', a.invoice_id, 'invoice_number', i.number, 'amount', a.amount::text)
@@ -53,6 +55,7 @@ function toView(row: SettlementRow): SettlementView {
       invoiceNumber: allocation.invoice_number,
       amount: Number(allocation.amount),
     })),
+    source: row.source,
     metadata: metadataOf(row.metadata),
     createdAt: row.created_at.toISOString(),
   };
@@ -100,8 +103,8 @@ export class SettlementsRepository {
     const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
       `WITH settlement AS (
          INSERT INTO settlements (id, company_id, payout_id, currency, paid_at, fee_amount, allocated_total,
-                                  created_at, metadata)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11)
+                                  created_at, source, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11, $12)
          -- One per payout, for ever: a concurrent twin waits here, inserts nothing and can name the winner.
          ON CONFLICT (company_id, payout_id) DO NOTHING
          RETURNING id
@@ -122,10 +125,21 @@ export class SettlementsRepository {
         settlement.createdAt,
         settlement.allocations.map((allocation) => allocation.invoiceId),
         settlement.allocations.map((allocation) => allocation.amount),
+        settlement.source,
         JSON.stringify(settlement.metadata),
       ],
     );
     return rows[0].inserted === 1;
+  }
+
+  async importedPaidBetween(companyId: string, from: Date, to: Date): Promise<SettlementView[]> {
+    const rows = await this.txHost.tx.query<SettlementRow[]>(
+      `${SELECT_SETTLEMENT}
+        WHERE s.company_id = $1 AND s.source = 'provider' AND s.paid_at >= $2 AND s.paid_at < $3
+        ORDER BY s.paid_at, s.id`,
+      [companyId, from, to],
+    );
+    return rows.map(toView);
   }
 
   async findIdByPayout(companyId: string, payoutId: string): Promise<string | null> {

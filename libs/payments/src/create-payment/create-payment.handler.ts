@@ -90,6 +90,35 @@ export class CreatePaymentHandler {
     return this.effect(companyId, null);
   }
 
+  /**
+   * The completion of the company's unfinished payment with a charge the provider reported (its
+   * webhook, or a reconciliation run), for `IdempotentExecutor.resume`: the take-over, the outcome
+   * decision (`outcomeOfCharge`) and the settle are the recovery's — one place decides an outcome —
+   * only the provider call is replaced by the charge at hand. `alongside` runs in the settling
+   * transaction after the outcome (e.g. records the event that brought the charge, books refunds).
+   */
+  completion(
+    companyId: string,
+    charge: ProviderCharge,
+    alongside: (settled: PaymentView) => Promise<void>,
+  ): ExternalEffect<StoredPayment, PaymentOutcome, PaymentView> {
+    const resumption = this.effect(companyId, null);
+    return {
+      ...resumption,
+      perform: (stored) => {
+        if (charge.reference !== stored.payment.providerReference) {
+          return Promise.resolve({ known: false, reason: 'charge_mismatch' });
+        }
+        return Promise.resolve(this.outcomeOfCharge(stored.payment, charge));
+      },
+      settle: async (stored, outcome) => {
+        const settled = await this.settle(companyId, stored, outcome);
+        await alongside(settled);
+        return settled;
+      },
+    };
+  }
+
   private effect(
     companyId: string,
     command: CreatePaymentCommand | null,

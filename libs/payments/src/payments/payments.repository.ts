@@ -104,6 +104,47 @@ export class PaymentsRepository {
   }
 
   /**
+   * The payment with this provider reference, with the key that started it (the reference is ours:
+   * `uq_payments_company_provider_reference`).
+   */
+  async findByReference(
+    companyId: string,
+    provider: string,
+    reference: string,
+  ): Promise<{ payment: PaymentView; idempotencyKey: string } | null> {
+    const rows = await this.txHost.tx.query<Array<PaymentRow & { idempotency_key: string }>>(
+      `${SELECT_PAYMENT.replace('p.updated_at', 'p.updated_at, p.idempotency_key')}
+        WHERE p.company_id = $1 AND p.provider = $2 AND p.provider_reference = $3`,
+      [companyId, provider, reference],
+    );
+    return rows[0] ? { payment: toView(rows[0]), idempotencyKey: rows[0].idempotency_key } : null;
+  }
+
+  /** The payments of these provider charges (succeeded or failed: only those know their charge). */
+  async findByChargeIds(
+    companyId: string,
+    provider: string,
+    chargeIds: readonly string[],
+  ): Promise<PaymentView[]> {
+    const rows = await this.txHost.tx.query<PaymentRow[]>(
+      `${SELECT_PAYMENT} WHERE p.company_id = $1 AND p.provider = $2 AND p.provider_charge_id = ANY($3::text[])`,
+      [companyId, provider, chargeIds],
+    );
+    return rows.map(toView);
+  }
+
+  /** Payments created in [from, to), oldest first (reconciliation). */
+  async createdBetween(companyId: string, provider: string, from: Date, to: Date): Promise<PaymentView[]> {
+    const rows = await this.txHost.tx.query<PaymentRow[]>(
+      `${SELECT_PAYMENT}
+        WHERE p.company_id = $1 AND p.provider = $2 AND p.created_at >= $3 AND p.created_at < $4
+        ORDER BY p.created_at, p.id`,
+      [companyId, provider, from, to],
+    );
+    return rows.map(toView);
+  }
+
+  /**
    * What the invoice's processing payments hold back from its outstanding amount. Read under the
    * invoice's row lock: every payment of the invoice is inserted, and succeeds, under that lock.
    */

@@ -14,13 +14,16 @@ export interface PaymentProviderHandle {
  * provider sandbox, started as a child of this process with its state under
  * `<DATA_DIR>/provider-sandbox/` (kept across restarts), on a free loopback port. Its API key and
  * webhook secret are its own (generated into that folder once) unless
- * PAYMENT_PROVIDER_WEBHOOK_SECRET is set. It lives and dies with this process.
+ * PAYMENT_PROVIDER_WEBHOOK_SECRET is set; its webhooks go to `webhookUrl` (this process's
+ * `/v1/providers/sandbox/events`, verified with the same secret), with PROVIDER_SANDBOX_FAULTS and
+ * PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS passed on. It lives and dies with this process.
  * @throws Error when the sandbox cannot start (not built, or another live process holds its data dir)
  */
 export async function preparePaymentProvider(
   config: PaymentsConfig,
   dataDir: string,
   logger: { log(message: string): void; debug(message: string): void },
+  webhookUrl?: string,
 ): Promise<PaymentProviderHandle> {
   if (config.provider.url !== undefined) return { config, sandbox: undefined };
   const sandboxDir = join(dataDir, 'provider-sandbox');
@@ -28,6 +31,12 @@ export async function preparePaymentProvider(
   const sandbox = await startProviderSandbox({
     dataDir: sandboxDir,
     webhookSecret: config.provider.webhookSecret,
+    webhookUrl,
+    faults: config.sandbox.faults,
+    env:
+      config.sandbox.payoutIntervalMs === undefined
+        ? undefined
+        : { PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS: String(config.sandbox.payoutIntervalMs) },
     onOutput: (line) => logger.debug(`provider sandbox: ${line}`),
   });
   return {

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateAssetData, CreateAssetErrors, CreateAssetResponses, CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreateDepreciationRunData, CreateDepreciationRunErrors, CreateDepreciationRunResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, ExportIsafData, ExportIsafErrors, ExportIsafResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetAssetData, GetAssetErrors, GetAssetResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNotePdfData, GetCreditNotePdfErrors, GetCreditNotePdfResponses, GetCreditNoteResponses, GetCreditNoteUblData, GetCreditNoteUblErrors, GetCreditNoteUblResponses, GetDepreciationRunData, GetDepreciationRunErrors, GetDepreciationRunResponses, GetEventData, GetEventErrors, GetEventResponses, GetIsafSettingsData, GetIsafSettingsErrors, GetIsafSettingsResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoicePdfData, GetSalesInvoicePdfErrors, GetSalesInvoicePdfResponses, GetSalesInvoiceResponses, GetSalesInvoiceUblData, GetSalesInvoiceUblErrors, GetSalesInvoiceUblResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetVatReportData, GetVatReportErrors, GetVatReportResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListDepreciationRunsData, ListDepreciationRunsErrors, ListDepreciationRunsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses, UpdateIsafSettingsData, UpdateIsafSettingsErrors, UpdateIsafSettingsResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateAssetData, CreateAssetErrors, CreateAssetResponses, CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreateDepreciationRunData, CreateDepreciationRunErrors, CreateDepreciationRunResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateReconciliationRunData, CreateReconciliationRunErrors, CreateReconciliationRunResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, ExportIsafData, ExportIsafErrors, ExportIsafResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetAssetData, GetAssetErrors, GetAssetResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNotePdfData, GetCreditNotePdfErrors, GetCreditNotePdfResponses, GetCreditNoteResponses, GetCreditNoteUblData, GetCreditNoteUblErrors, GetCreditNoteUblResponses, GetDepreciationRunData, GetDepreciationRunErrors, GetDepreciationRunResponses, GetEventData, GetEventErrors, GetEventResponses, GetIsafSettingsData, GetIsafSettingsErrors, GetIsafSettingsResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetReconciliationRunData, GetReconciliationRunErrors, GetReconciliationRunResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoicePdfData, GetSalesInvoicePdfErrors, GetSalesInvoicePdfResponses, GetSalesInvoiceResponses, GetSalesInvoiceUblData, GetSalesInvoiceUblErrors, GetSalesInvoiceUblResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetVatReportData, GetVatReportErrors, GetVatReportResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListDepreciationRunsData, ListDepreciationRunsErrors, ListDepreciationRunsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, ReceiveProviderEventData, ReceiveProviderEventErrors, ReceiveProviderEventResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses, UpdateIsafSettingsData, UpdateIsafSettingsErrors, UpdateIsafSettingsResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -300,6 +300,45 @@ export const listPayments = <ThrowOnError extends boolean = false>(options?: Opt
             type: 'http'
         }],
     url: '/v1/payments',
+    ...options
+});
+
+/**
+ * The payment provider's webhooks (no API key: the provider's signature)
+ *
+ * Verifies the Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with PAYMENT_PROVIDER_WEBHOOK_SECRET over the exact body; a timestamp more than five minutes off is refused. Each event is recorded by (provider, event id) in the transaction that applies it, so a repeat answers `{"duplicate": true}` and applies nothing. `charge.succeeded` / `charge.failed` complete a processing payment through the payment's own outcome path; `charge.refunded` books the charge's refunds (reverse posting, paidTotal lowered, `payment.refunded`); `payout.paid` becomes a settlement through the use case of POST /v1/settlements/create (`payoutId` the business key). Events arriving before what they depend on are parked and applied by the worker (docs/idempotency.md, "Inbound").
+ */
+export const receiveProviderEvent = <ThrowOnError extends boolean = false>(options: Options<ReceiveProviderEventData, ThrowOnError>): RequestResult<ReceiveProviderEventResponses, ReceiveProviderEventErrors, ThrowOnError> => (options.client ?? client).post<ReceiveProviderEventResponses, ReceiveProviderEventErrors, ThrowOnError>({ url: '/v1/providers/{provider}/events', ...options });
+
+/**
+ * Compare the provider's charges, refunds and payouts with the local books
+ *
+ * Reads every charge (with its refunds) and payout the provider has in [from, to) and every local payment created in it, and reports each difference: `missing_locally`, `missing_at_provider`, `amount_mismatch`, `status_mismatch`. Safe cases are fixed through the paths provider events take and reported `auto_resolved` (a processing payment whose charge has an outcome is completed; a refund not booked is booked; a payout not settled is imported); the rest `needs_review`. The provider is read outside any transaction: while it cannot be read the answer is `202` with the run `running` (retry with the same key to resume it). The workers run the same on a schedule (PAYMENT_RECONCILIATION_INTERVAL_MINUTES).
+ */
+export const createReconciliationRun = <ThrowOnError extends boolean = false>(options: Options<CreateReconciliationRunData, ThrowOnError>): RequestResult<CreateReconciliationRunResponses, CreateReconciliationRunErrors, ThrowOnError> => (options.client ?? client).post<CreateReconciliationRunResponses, CreateReconciliationRunErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/reconciliation/runs/create',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * A reconciliation run with its discrepancies
+ */
+export const getReconciliationRun = <ThrowOnError extends boolean = false>(options: Options<GetReconciliationRunData, ThrowOnError>): RequestResult<GetReconciliationRunResponses, GetReconciliationRunErrors, ThrowOnError> => (options.client ?? client).get<GetReconciliationRunResponses, GetReconciliationRunErrors, ThrowOnError>({
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
+    url: '/v1/reconciliation/runs/{id}',
     ...options
 });
 

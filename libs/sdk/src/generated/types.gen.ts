@@ -357,6 +357,10 @@ export type SettlementView = {
      */
     allocations: Array<SettlementAllocationView>;
     /**
+     * `api`: pushed with POST /v1/settlements/create (credits receivables and raises the invoices' paidTotal); `provider`: imported from the payment provider's `payout.paid` (credits provider clearing: the payments it pays out already lowered receivables and raised paidTotal)
+     */
+    source: 'api' | 'provider';
+    /**
      * Your key/values sent at creation, keys sorted
      */
     metadata: {
@@ -450,6 +454,99 @@ export type PaymentListView = {
     hasMore: boolean;
 };
 
+export type ProviderEventReceiptView = {
+    /**
+     * True when the event was recorded before: nothing was applied now
+     */
+    duplicate: boolean;
+    /**
+     * `applied`: recorded with its effect; `duplicate`: recorded before; `parked`: recorded, applied by the worker once it can be (e.g. a payout before its charges succeeded here); `ignored`: nothing to apply (a charge of no payment here, or one that disagrees with a final payment: reconciliation reports it)
+     */
+    result: 'applied' | 'duplicate' | 'parked' | 'ignored';
+    /**
+     * Why it was parked or ignored
+     */
+    reason?: string;
+};
+
+export type CreateReconciliationRunDto = {
+    /**
+     * Inclusive: charges created and payouts paid from here (the provider's times)
+     */
+    from: string;
+    /**
+     * Exclusive; after `from`, at most 92 days later
+     */
+    to: string;
+};
+
+export type ReconciliationSummaryView = {
+    charges: number;
+    payouts: number;
+    payments: number;
+    autoResolved: number;
+    needsReview: number;
+};
+
+export type DiscrepancyView = {
+    /**
+     * `missing_locally`: the provider has it, ledgerkey does not; `missing_at_provider`: the reverse; `amount_mismatch` / `status_mismatch`: both have it and disagree
+     */
+    kind: 'missing_locally' | 'missing_at_provider' | 'amount_mismatch' | 'status_mismatch';
+    /**
+     * `auto_resolved`: the run fixed it through the same path an event would have taken (a processing payment completed with the charge, a refund booked, a payout imported); `needs_review`: left for a person
+     */
+    resolution: 'auto_resolved' | 'needs_review';
+    /**
+     * The provider's object it concerns
+     */
+    objectType: 'charge' | 'refund' | 'payout';
+    /**
+     * The provider's id
+     */
+    providerObjectId: string | null;
+    /**
+     * The local payment, refund or settlement
+     */
+    localId: string | null;
+    /**
+     * What the provider says
+     */
+    providerValue: string | null;
+    /**
+     * What ledgerkey has
+     */
+    localValue: string | null;
+    detail: string;
+    /**
+     * When a run first found it (kept while it stays open)
+     */
+    firstSeenAt: string;
+};
+
+export type ReconciliationRunView = {
+    id: string;
+    object: 'reconciliation_run';
+    provider: string;
+    /**
+     * Inclusive
+     */
+    from: string;
+    /**
+     * Exclusive
+     */
+    to: string;
+    /**
+     * `running` while the provider could not be read completely (a retry with the key resumes it)
+     */
+    status: 'running' | 'completed';
+    trigger: 'api' | 'schedule';
+    summary: ReconciliationSummaryView | null;
+    discrepancies: Array<DiscrepancyView>;
+    createdAt: string;
+    completedAt: string | null;
+};
+
 export type JournalLineView = {
     account: 'accounts_receivable' | 'revenue' | 'vat_payable' | 'bank' | 'payment_fees' | 'expense' | 'vat_receivable' | 'accounts_payable' | 'provider_clearing' | 'depreciation_expense' | 'accumulated_depreciation';
     /**
@@ -534,7 +631,7 @@ export type EventView = {
      */
     id: string;
     object: 'event';
-    type: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed';
+    type: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | 'payment.refunded';
     createdAt: string;
     /**
      * `{ object: <the created document or the payment, as its GET returns it> }`
@@ -558,7 +655,7 @@ export type CreateWebhookEndpointDto = {
     /**
      * Event types to receive; `"*"` receives every type, including types added later.
      */
-    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
+    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | 'payment.refunded' | '*'>;
     /**
      * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
      */
@@ -571,7 +668,7 @@ export type CreatedWebhookEndpointView = {
     id: string;
     object: 'webhook_endpoint';
     url: string;
-    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
+    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | 'payment.refunded' | '*'>;
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
@@ -591,7 +688,7 @@ export type WebhookEndpointView = {
     id: string;
     object: 'webhook_endpoint';
     url: string;
-    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
+    enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | 'payment.refunded' | '*'>;
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
@@ -1008,7 +1105,7 @@ export type CreatedCompanyView = {
     apiKey: string;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'last_read_write_key' | 'depreciation_already_run' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'einvoice_not_representable' | 'company_profile_incomplete' | 'isaf_tax_code_missing' | 'isaf_currency_unsupported' | 'asset_period_closed' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'provider_event_invalid' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'forbidden' | 'provider_signature_invalid' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'last_read_write_key' | 'depreciation_already_run' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'einvoice_not_representable' | 'company_profile_incomplete' | 'isaf_tax_code_missing' | 'isaf_currency_unsupported' | 'asset_period_closed' | 'provider_event_type_unknown' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -2072,6 +2169,174 @@ export type ListPaymentsResponses = {
 
 export type ListPaymentsResponse = ListPaymentsResponses[keyof ListPaymentsResponses];
 
+export type ReceiveProviderEventData = {
+    body?: never;
+    headers: {
+        /**
+         * `v1,<base64 HMAC-SHA256>`
+         */
+        'webhook-signature': string;
+        /**
+         * Unix seconds of this attempt
+         */
+        'webhook-timestamp': string;
+        /**
+         * The event id
+         */
+        'webhook-id': string;
+    };
+    path: {
+        /**
+         * The configured provider
+         */
+        provider: string;
+    };
+    query?: never;
+    url: '/v1/providers/{provider}/events';
+};
+
+export type ReceiveProviderEventErrors = {
+    /**
+     * `provider_event_invalid` or `malformed_json`: nothing recorded
+     */
+    400: ProblemDetails;
+    /**
+     * `provider_signature_invalid`: missing or wrong signature, or stale timestamp; nothing recorded
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`: no such provider configured
+     */
+    404: ProblemDetails;
+    /**
+     * `provider_event_type_unknown`: signed and well formed, of a type not handled; nothing recorded (the provider keeps redelivering it)
+     */
+    422: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * `payment_provider_unavailable`: no webhook secret configured
+     */
+    503: ProblemDetails;
+};
+
+export type ReceiveProviderEventError = ReceiveProviderEventErrors[keyof ReceiveProviderEventErrors];
+
+export type ReceiveProviderEventResponses = {
+    200: ProviderEventReceiptView;
+};
+
+export type ReceiveProviderEventResponse = ReceiveProviderEventResponses[keyof ReceiveProviderEventResponses];
+
+export type CreateReconciliationRunData = {
+    body: CreateReconciliationRunDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/reconciliation/runs/create';
+};
+
+export type CreateReconciliationRunErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * `idempotency_key_reused`
+     *
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * `payment_provider_unavailable` (no provider configured)
+     */
+    503: ProblemDetails;
+};
+
+export type CreateReconciliationRunError = CreateReconciliationRunErrors[keyof CreateReconciliationRunErrors];
+
+export type CreateReconciliationRunResponses = {
+    /**
+     * Completed (stored under the key, replayed)
+     */
+    201: ReconciliationRunView;
+    /**
+     * The provider could not be read yet: `running`
+     */
+    202: ReconciliationRunView;
+};
+
+export type CreateReconciliationRunResponse = CreateReconciliationRunResponses[keyof CreateReconciliationRunResponses];
+
+export type GetReconciliationRunData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/reconciliation/runs/{id}';
+};
+
+export type GetReconciliationRunErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetReconciliationRunError = GetReconciliationRunErrors[keyof GetReconciliationRunErrors];
+
+export type GetReconciliationRunResponses = {
+    200: ReconciliationRunView;
+};
+
+export type GetReconciliationRunResponse = GetReconciliationRunResponses[keyof GetReconciliationRunResponses];
+
 export type ListJournalEntriesData = {
     body?: never;
     path?: never;
@@ -2178,7 +2443,7 @@ export type ListEventsData = {
         /**
          * Only events of this type
          */
-        type?: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed';
+        type?: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | 'payment.refunded';
     };
     url: '/v1/events';
 };
