@@ -112,7 +112,9 @@ describe('i.SAF 1.2 export', () => {
       company,
       '/v1/sales/invoices/create',
       anInvoice()
-        .with({ customer: { name: 'UAB "Pirkėjas" & <Ko>', countryCode: 'LT', vatId: 'LT100001234567' } })
+        .with({
+          customer: { name: 'UAB "Pirkėjas" & <Ko> R&D; &amp;', countryCode: 'LT', vatId: 'LT100001234567' },
+        })
         .withLine({ quantity: '2', unitPrice: 5000, vatRate: '21' })
         .withLine({ quantity: '1', unitPrice: 1000, vatRate: '9' })
         .build(),
@@ -176,7 +178,7 @@ describe('i.SAF 1.2 export', () => {
       VATRegistrationNumber: 'LT100001234567',
       RegistrationNumber: 'ND',
       Country: 'LT',
-      Name: 'UAB "Pirkėjas" & <Ko>',
+      Name: 'UAB "Pirkėjas" & <Ko> R&D; &amp;',
     });
     expect(sf).toMatchObject({
       InvoiceDate: invoice.issueDate,

@@ -1,5 +1,6 @@
 import { create } from 'xmlbuilder2';
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces';
+import { xmlText } from './xml-text';
 import { formatMinorUnits } from '@ledgerkey/money';
 import {
   PEPPOL_CUSTOMIZATION_ID,
@@ -102,8 +103,8 @@ function cbc(
   attributes: Record<string, string> = {},
 ): XMLBuilder {
   const element = parent.ele(CBC, `cbc:${name}`);
-  for (const [key, value] of Object.entries(attributes)) element.att(key, value);
-  return element.txt(text);
+  for (const [key, value] of Object.entries(attributes)) element.att(key, xmlText(value));
+  return element.txt(xmlText(text));
 }
 
 function cac(parent: XMLBuilder, name: string): XMLBuilder {
