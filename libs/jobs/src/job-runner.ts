@@ -56,8 +56,9 @@ class InProcessRun {
 /**
  * The graphile-worker runner of this process. Runs the tasks registered in the `JobRegistry` and
  * their crontab schedules; tasks registered `inEveryWorker` also run at start (before the first
- * job is taken) and on their interval; registered worker services start after the queue. Stops before the database pool closes
- * (beforeApplicationShutdown runs before any onApplicationShutdown), letting running jobs finish.
+ * job is taken) and on their interval; registered worker services start after the queue. Stops
+ * before the database pool closes (beforeApplicationShutdown runs before any
+ * onApplicationShutdown), letting running jobs and the services' work in progress finish.
  * Idle until `start`: the API process starts it only with RUN_WORKER.
  */
 @Injectable()
