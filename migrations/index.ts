@@ -10,6 +10,7 @@ import { EventPositions1765200000000 } from './1765200000000-event-positions';
 import { IdempotencyStates1765300000000 } from './1765300000000-idempotency-states';
 import { SealedSecrets1765400000000 } from './1765400000000-sealed-secrets';
 import { TenantKeys1765500000000 } from './1765500000000-tenant-keys';
+import { OutboxDeliveries1765600000000 } from './1765600000000-outbox-deliveries';
 import { RequestDigest1765700000000 } from './1765700000000-request-digest';
 import { Payments1765800000000 } from './1765800000000-payments';
 import { CompanyProfileSellerSnapshot1765900000000 } from './1765900000000-company-profile-seller-snapshot';
@@ -31,6 +32,7 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   IdempotencyStates1765300000000,
   SealedSecrets1765400000000,
   TenantKeys1765500000000,
+  OutboxDeliveries1765600000000,
   RequestDigest1765700000000,
   Payments1765800000000,
   CompanyProfileSellerSnapshot1765900000000,

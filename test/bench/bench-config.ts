@@ -38,6 +38,11 @@ export interface BenchConfig {
   /** `-M` of pgbench (BENCH_PGBENCH_PROTOCOL): simple sends literal SQL, one message per statement. */
   pgbenchProtocol: 'simple' | 'extended' | 'prepared';
   poolSize: number;
+  /**
+   * Node arguments of every API process: `--cpu-prof` into BENCH_CPU_PROF_DIR when set (one
+   * `.cpuprofile` per API process, written when the bench stops it).
+   */
+  nodeArgs: string[];
   groups: ReadonlySet<Group>;
 }
 
@@ -74,6 +79,9 @@ export function loadBenchConfig(): BenchConfig {
     serverUrl: process.env.DATABASE_URL || undefined,
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     logLevel: process.env.BENCH_LOG_LEVEL ?? 'error',
+    nodeArgs: process.env.BENCH_CPU_PROF_DIR
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+      : [],
     pgbenchClients: positive('BENCH_PGBENCH_CLIENTS', positive('BENCH_CONNECTIONS', 16)),
     pgbenchProtocol: protocol as BenchConfig['pgbenchProtocol'],
     poolSize: 10,

@@ -284,8 +284,9 @@ async function replayAnswer(
 }
 
 /**
- * Waits until graphile-worker has no job left that a worker could run (at most 120 s), so one
- * case's backlog does not load the next. Returns the backlog found and how long it took.
+ * Waits until the worker has nothing left to do now (at most 120 s) — no runnable graphile-worker
+ * job and no due webhook delivery — so one case's backlog does not load the next. Returns the
+ * backlog found and how long it took.
  */
 async function drainJobs(url: string): Promise<{ jobs: number; seconds: number }> {
   const client = new Client({ connectionString: url });
@@ -295,7 +296,8 @@ async function drainJobs(url: string): Promise<{ jobs: number; seconds: number }
   try {
     for (;;) {
       const { rows } = await client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE attempts < max_attempts AND run_at <= now()`,
+        `SELECT (SELECT count(*) FROM graphile_worker.jobs WHERE attempts < max_attempts AND run_at <= now())::int
+              + (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now())::int AS n`,
       );
       if (first < 0) first = rows[0].n;
       if (rows[0].n === 0 || Date.now() - t0 > 120_000) break;

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { enqueueJobSql, JobTasks } from '@ledgerkey/jobs';
 import { parseSecretsKey, SealedValueUnreadableError, SecretBox } from '@ledgerkey/secrets';
 import { startApiProcess, stopAllApiProcesses } from '../support/api-process';
 import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
@@ -53,7 +52,7 @@ describe('secrets at rest: boot sealing, the shared key file, rotation', () => {
     return new Map(rows.map((row) => [row.id, row.secret]));
   }
 
-  /** Writes an invoice.created event and its fan-out job, as an issued invoice would. */
+  /** Writes an invoice.created event and its deliveries, as an issued invoice would. */
   async function anEvent(): Promise<string> {
     const eventId = randomUUID();
     await db.query(
@@ -65,10 +64,9 @@ describe('secrets at rest: boot sealing, the shared key file, rotation', () => {
          SELECT $1::uuid, $2, next.last_position, 'invoice.created',
                 json_build_object('object', json_build_object('id', $1::text)), now()
            FROM next
-         RETURNING id
+         RETURNING id, company_id
        )
-       SELECT ${enqueueJobSql(JobTasks.FanOutEvent, { eventId: 'id' })}
-         FROM event`,
+       SELECT fan_out_event(company_id, id, 'invoice.created') FROM event`,
       [eventId, companyId],
     );
     return eventId;

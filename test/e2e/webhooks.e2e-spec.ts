@@ -464,10 +464,20 @@ describe('webhook delivery (worker in the API process)', () => {
       () => target.requestsFor(fannedOut).length > 0 && target.requestsFor(delivered).length > 0,
       DELIVERY_TIMEOUT_MS,
     );
-    const { rows } = await db.query(
-      `SELECT event_id, status FROM webhook_deliveries WHERE company_id = $1 ORDER BY event_id = $2`,
-      [company.companyId, delivered],
-    );
+    // The attempt is recorded just after the receiver answered.
+    const statuses = async () =>
+      (
+        await db.query(
+          `SELECT event_id, status FROM webhook_deliveries WHERE company_id = $1 ORDER BY event_id = $2`,
+          [company.companyId, delivered],
+        )
+      ).rows;
+    const deadline = Date.now() + 5000;
+    let rows = await statuses();
+    while (rows.some((row) => row.status === 'pending') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      rows = await statuses();
+    }
     expect(rows).toEqual([
       { event_id: fannedOut, status: 'delivered' },
       { event_id: delivered, status: 'delivered' },

@@ -11,7 +11,7 @@ export {
 export type { EnqueueOptions, SqlExpression } from './job-queue-sql';
 export { installJobQueue } from './job-queue';
 export { JobRegistry } from './job-registry';
-export type { JobRegistration } from './job-registry';
+export type { JobRegistration, WorkerService } from './job-registry';
 export { JobRunner } from './job-runner';
 export type { JobRunnerOptions } from './job-runner';
 export { JobsModule } from './jobs.module';

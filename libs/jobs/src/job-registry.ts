@@ -21,12 +21,26 @@ export interface JobRegistration<Payload extends JobPayload = JobPayload> {
 }
 
 /**
+ * A long-running part of a worker that is not a queued task (the webhook dispatcher, which takes
+ * due deliveries from its own table): started with the job runner, after the queue, and stopped
+ * with it, in parallel with the queue's running jobs.
+ */
+export interface WorkerService {
+  readonly name: string;
+  /** Starts the service's own loop; resolves once it runs. */
+  start(options: { connectionString: string; concurrency: number }): Promise<void>;
+  /** Stops taking work and resolves when the work in progress has ended. */
+  stop(): Promise<void>;
+}
+
+/**
  * The tasks this process can run. Each lib's module registers its own tasks when the
  * application initializes (before the runner may start); the runner knows them only from here.
  */
 @Injectable()
 export class JobRegistry {
   private readonly registrations = new Map<string, JobRegistration>();
+  private readonly workerServices = new Map<string, WorkerService>();
 
   /** @throws Error when the task is already registered */
   register<Payload extends JobPayload>(registration: JobRegistration<Payload>): void {
@@ -37,5 +51,16 @@ export class JobRegistry {
 
   all(): JobRegistration[] {
     return [...this.registrations.values()];
+  }
+
+  /** @throws Error when a service of that name is already registered */
+  registerService(service: WorkerService): void {
+    if (this.workerServices.has(service.name))
+      throw new Error(`worker service ${service.name} is registered twice`);
+    this.workerServices.set(service.name, service);
+  }
+
+  services(): WorkerService[] {
+    return [...this.workerServices.values()];
   }
 }

@@ -149,6 +149,36 @@ describe('JobRunner with the JobRegistry (graphile-worker on PostgreSQL)', () =>
     });
   });
 
+  it('starts registered worker services with the runner, after the queue, and stops them with it', async () => {
+    const calls: string[] = [];
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const registry = new JobRegistry();
+    registry.registerService({
+      name: 'dispatcher',
+      start: async (options) => void calls.push(`start ${options.concurrency}`),
+      stop: async () => {
+        calls.push('stopping');
+        await finished;
+        calls.push('stopped');
+      },
+    });
+    expect(() =>
+      registry.registerService({ name: 'dispatcher', start: async () => {}, stop: async () => {} }),
+    ).toThrow(/registered twice/);
+    runner = new JobRunner(registry);
+    await runner.start({ connectionString: database.url, concurrency: 3 });
+    expect(calls).toEqual(['start 3']);
+    // The runner's stop waits for the service's work in progress.
+    let stopped = false;
+    const stopping = runner.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stopped).toBe(false);
+    finish();
+    await stopping;
+    expect(calls).toEqual(['start 3', 'stopping', 'stopped']);
+  });
+
   it('refuses to register a task twice', () => {
     const registry = new JobRegistry();
     registry.register({ task: JobTasks.PurgeIdempotencyKeys, run: async () => undefined });

@@ -2,7 +2,7 @@ import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/comm
 import { isConnectionLoss } from '@ledgerkey/database';
 import { Logger as GraphileLogger, parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
 import { Pool } from 'pg';
-import { JobRegistry, type JobRegistration } from './job-registry';
+import { JobRegistry, type JobRegistration, type WorkerService } from './job-registry';
 import type { JobPayload } from './job-tasks';
 
 export interface JobRunnerOptions {
@@ -56,8 +56,9 @@ class InProcessRun {
 /**
  * The graphile-worker runner of this process. Runs the tasks registered in the `JobRegistry` and
  * their crontab schedules; tasks registered `inEveryWorker` also run at start (before the first
- * job is taken) and on their interval. Stops before the database pool closes
- * (beforeApplicationShutdown runs before any onApplicationShutdown), letting running jobs finish.
+ * job is taken) and on their interval; registered worker services start after the queue. Stops
+ * before the database pool closes (beforeApplicationShutdown runs before any
+ * onApplicationShutdown), letting running jobs and the services' work in progress finish.
  * Idle until `start`: the API process starts it only with RUN_WORKER.
  */
 @Injectable()
@@ -67,6 +68,7 @@ export class JobRunner implements BeforeApplicationShutdown {
   /** The queue's own pool, ended by us after the runner stopped (before the database may go away). */
   private pool: Pool | undefined;
   private inProcessRuns: InProcessRun[] = [];
+  private services: WorkerService[] = [];
   private stopping: Promise<void> | undefined;
 
   constructor(private readonly registry: JobRegistry) {}
@@ -114,6 +116,8 @@ export class JobRunner implements BeforeApplicationShutdown {
         inProcess.get(registration.task.name)?.repeat(registration.inEveryWorker.intervalMs);
       }
     }
+    this.services = this.registry.services();
+    await Promise.all(this.services.map((service) => service.start(options)));
   }
 
   beforeApplicationShutdown(): Promise<void> {
@@ -135,7 +139,13 @@ export class JobRunner implements BeforeApplicationShutdown {
     const pool = this.pool;
     this.runner = undefined;
     this.pool = undefined;
-    await Promise.all([...this.inProcessRuns.map((routine) => routine.stop()), runner?.stop()]);
+    const services = this.services;
+    this.services = [];
+    await Promise.all([
+      ...this.inProcessRuns.map((routine) => routine.stop()),
+      ...services.map((service) => service.stop()),
+      runner?.stop(),
+    ]);
     await pool?.end();
     process.off('unhandledRejection', this.survivesDatabaseRestart);
   }
@@ -144,7 +154,7 @@ export class JobRunner implements BeforeApplicationShutdown {
    * graphile-worker 0.18 releases a finished job (`completeJob` / `failJob` in its worker.js)
    * without awaiting the promise: when the database is unreachable at that moment (a restart),
    * the rejection is unhandled and Node would end the process. The job then stays locked, and the
-   * lease sweep queues its work again (expired delivery leases, stale fan-outs), as for a dead
+   * lease sweep or the next run takes its work again (expired delivery leases), as for a dead
    * worker. Any other unhandled rejection still ends the process, unless it is stopping anyway.
    */
   private readonly survivesDatabaseRestart = (reason: unknown): void => {

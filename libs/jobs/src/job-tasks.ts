@@ -39,15 +39,15 @@ function jobTask<Payload extends JobPayload>(
 
 /**
  * Every task of the queue, in one place: the names and job keys are one namespace shared by the
- * libs that enqueue a task, run it, and look for it in the queue (the lease sweeper re-queues
- * fan-outs the outbox enqueued; the delivery backlog counts them). Which code runs a task is
+ * libs that enqueue a task, run it, and look for it in the queue. Which code runs a task is
  * registered by the lib that owns it (`JobRegistry`).
  */
 export const JobTasks = {
   /**
-   * Creates one webhook delivery per subscribed endpoint of an event (enqueued by the outbox).
-   * `companyId` is missing from jobs queued before TenantKeys1765500000000 and from those the
-   * sweeper re-queues from their key.
+   * Previous versions only: created the webhook deliveries of an event. The outbox now does that
+   * in the event's own statement (OutboxDeliveries1765600000000, which also moved the queued
+   * jobs); workers still run a job an API process of the previous version queues during a rolling
+   * upgrade. `companyId` is missing from jobs queued before TenantKeys1765500000000.
    */
   FanOutEvent: jobTask<{ companyId?: string; eventId: string }>('fan_out_event', {
     fields: ['companyId', 'eventId'],
@@ -55,8 +55,10 @@ export const JobTasks = {
     key: { prefix: 'fan_out', field: 'eventId' },
   }),
   /**
-   * One attempt of one webhook delivery. `companyId` is missing from jobs queued before
-   * TenantKeys1765500000000.
+   * Previous versions only: one attempt of one webhook delivery. The dispatcher now takes due
+   * deliveries from their table; workers still run a job a worker of the previous version queued
+   * during a rolling upgrade (the delivery's lease decides who attempts). `companyId` is missing
+   * from jobs queued before TenantKeys1765500000000.
    */
   DeliverWebhook: jobTask<{ companyId?: string; deliveryId: string }>('deliver_webhook', {
     fields: ['companyId', 'deliveryId'],

@@ -10,7 +10,6 @@ import {
   type Page,
   type PageRequest,
 } from '@ledgerkey/database';
-import { enqueueJobSql, JobTasks } from '@ledgerkey/jobs';
 import type { EventType, EventView } from './event.view';
 
 interface EventRow {
@@ -43,8 +42,11 @@ export interface EventListFilter {
 }
 
 /**
- * Inserts event $1 of company $2 at the company's next position and enqueues its fan-out job, in
- * one statement: the event exists if and only if its fan-out job does.
+ * Inserts event $1 of company $2 at the company's next position and fans it out, in one
+ * statement: `fan_out_event` (OutboxDeliveries1765600000000) inserts a pending webhook delivery
+ * per enabled endpoint of the company subscribed to the type, and notifies the worker's
+ * dispatcher only when it inserted one. The event and its deliveries commit together; a company
+ * without endpoints pays one index probe, and nothing is queued.
  */
 const APPEND_EVENT_SQL = `WITH next AS (
      INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
@@ -53,11 +55,9 @@ const APPEND_EVENT_SQL = `WITH next AS (
    ), event AS (
      INSERT INTO events (id, company_id, position, type, data, created_at)
      SELECT $1, $2, next.last_position, $3, $4, $5 FROM next
-     RETURNING id
+     RETURNING id, company_id, type
    )
-   -- The payload names the company, so the fan-out reads the event by its key (company, id).
-   SELECT ${enqueueJobSql(JobTasks.FanOutEvent, { companyId: '$2::uuid', eventId: 'event.id' })}
-     FROM event`;
+   SELECT fan_out_event(event.company_id, event.id, event.type) AS deliveries FROM event`;
 
 /** The outbox. Every method takes the company id first. */
 @Injectable()
@@ -65,9 +65,10 @@ export class EventsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
   /**
-   * Records that a document was created and enqueues its delivery, in the caller's transaction:
-   * the event exists if and only if the document does, and a replay (which runs nothing) emits
-   * nothing. One statement; the job key makes a second enqueue of the same event a no-op.
+   * Records that a document was created and creates its webhook deliveries, in the caller's
+   * transaction: the event and its deliveries exist if and only if the document does, and a
+   * replay (which runs nothing) emits nothing. One statement. An endpoint receives the events
+   * appended after it was registered (committed before this statement began).
    *
    * The event takes the company's next position from its `event_sequences` row, whose lock is
    * held until this transaction ends: the next event of the company cannot take a position until

@@ -5,6 +5,7 @@ import { CreateWebhookEndpointHandler } from './create-webhook-endpoint/create-w
 import { WebhookAttemptsRepository } from './deliveries/webhook-attempts.repository';
 import { WebhookDeliveriesRepository } from './deliveries/webhook-deliveries.repository';
 import { DeliverWebhookHandler } from './deliver-webhook/deliver-webhook.handler';
+import { WebhookDispatcher } from './dispatch-deliveries/webhook-dispatcher';
 import { DisableWebhookEndpointHandler } from './disable-webhook-endpoint/disable-webhook-endpoint.handler';
 import { WebhookEndpointQueries } from './endpoints/webhook-endpoint-queries';
 import { WebhookEndpointsRepository } from './endpoints/webhook-endpoints.repository';
@@ -60,8 +61,10 @@ export class WebhooksModule implements OnApplicationBootstrap {
       imports: [OutboxModule, JobsModule],
       providers: [
         { provide: WEBHOOK_OPTIONS, useValue: options },
-        // Registers fan-out, delivery and the lease sweep with the process's job runner.
+        // Registers the dispatcher, the lease sweep and the previous version's tasks with the
+        // process's job runner.
         WebhookJobs,
+        WebhookDispatcher,
         WebhookEndpointsRepository,
         WebhookDeliveriesRepository,
         WebhookAttemptsRepository,

@@ -21,7 +21,7 @@ export class DeliveryMetrics {
   constructor(registry: Registry, dataSource: DataSource) {
     const undelivered: Gauge = new Gauge({
       name: 'ledgerkey_outbox_undelivered_events',
-      help: 'Events not yet delivered: fan-out job still queued, or a webhook delivery still pending.',
+      help: 'Events not yet delivered: a webhook delivery still pending.',
       registers: [registry],
       collect: () => this.refresh(undelivered, this.backlogOf(dataSource), (b) => undelivered.set(b.events)),
     });

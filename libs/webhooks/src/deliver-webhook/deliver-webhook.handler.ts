@@ -13,7 +13,7 @@ import { WEBHOOK_OPTIONS, type WebhookOptions } from '../webhook-options';
 import { retryDelayMs } from './retry-schedule';
 import { sendWebhook, type AttemptOutcome } from './webhook-request';
 
-/** What one run of the delivery job did. */
+/** What one attempt of a delivery (or one delivery job of the previous version) did. */
 export type DeliveryRun = 'none' | 'canceled' | 'delivered' | 'retry' | 'failed' | 'lease_lost';
 
 /** What the endpoint's owner reads in the attempt list when the secret cannot be opened (details go to the log). */
@@ -32,21 +32,27 @@ export class DeliverWebhookHandler {
   ) {}
 
   /**
-   * Makes the next attempt of a delivery, if it is due and nobody else owns it: lease, sign,
-   * POST, record the attempt and either finish the delivery or queue the next attempt per the
-   * retry schedule. A delivery already delivered/failed, or leased by another worker, is left
-   * alone. A crash between lease and record leaves the lease to expire; the sweeper takes over.
-   * A secret sealed under a key this worker lacks is a failed attempt (nothing sent), retried
-   * per the schedule: a worker with the right key may take the next one.
-   * @param companyId the delivery's company; undefined for a job queued by the previous version
-   *   (its payload names only the delivery), which costs a lookup by id
+   * A delivery job of the previous version: makes the next attempt of the delivery if it is due
+   * and nobody else owns it (else leaves it alone: the dispatcher has it, or it is finished).
+   * @param companyId the delivery's company; undefined for a job that names only the delivery,
+   *   which costs a lookup by id
    */
   async execute(companyId: string | undefined, deliveryId: string): Promise<DeliveryRun> {
     const company = companyId ?? (await this.deliveries.companyOfDelivery(deliveryId));
     if (company === null) return 'none';
     const lease = await this.deliveries.lease(company, deliveryId, randomUUID(), this.options.leaseMs);
     if (lease.kind !== 'leased') return lease.kind;
-    const delivery = lease.delivery;
+    return this.attemptLeased(lease.delivery);
+  }
+
+  /**
+   * Makes the attempt of a delivery this worker has leased: sign, POST, record the attempt and
+   * either finish the delivery or make it due again per the retry schedule. A crash between
+   * lease and record leaves the lease to expire; the sweeper takes over. A secret sealed under a
+   * key this worker lacks is a failed attempt (nothing sent), retried per the schedule: a worker
+   * with the right key may take the next one.
+   */
+  async attemptLeased(delivery: LeasedDelivery): Promise<DeliveryRun> {
     const outcome = await this.attempt(delivery);
     const followUp = this.followUp(delivery.attemptNumber, outcome);
     const recorded = await this.deliveries.recordAttempt(delivery, outcome, followUp);

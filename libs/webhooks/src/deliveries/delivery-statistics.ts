@@ -1,5 +1,4 @@
 import { queryRows, type SqlClient } from '@ledgerkey/database';
-import { idOfJobKeySql, isJobOfTaskSql, JobTasks, QUEUED_JOBS } from '@ledgerkey/jobs';
 
 /** Events whose delivery is not finished, across all companies (an operational figure). */
 export interface DeliveryBacklog {
@@ -10,28 +9,21 @@ export interface DeliveryBacklog {
 }
 
 /**
- * An event is undelivered while its fan-out job still exists (graphile-worker deletes a job once
- * it succeeded; a job that exhausted its attempts stays) or while one of its webhook deliveries
- * is still pending. Deliveries that finished as failed or canceled are not backlog: nothing
- * will send them any more.
+ * An event is undelivered while one of its webhook deliveries is pending (the outbox creates them
+ * with the event). Deliveries that finished as failed or canceled are not backlog: nothing will
+ * send them any more.
  */
 export async function readDeliveryBacklog(db: SqlClient): Promise<DeliveryBacklog> {
   const [row] = await queryRows<{ events: number; oldest_age_seconds: number }>(
     db,
-    // Both branches are small (queued jobs; pending deliveries via ix_webhook_deliveries_pending);
-    // events are then read by id (ix_events_id: a fan-out job's key names its event, not its
-    // company; an operational figure across companies).
+    // Pending deliveries via ix_webhook_deliveries_pending; their events by key.
     `WITH undelivered AS (
-       SELECT ${idOfJobKeySql(JobTasks.FanOutEvent, 'j')}::uuid AS event_id
-         FROM ${QUEUED_JOBS} j
-        WHERE ${isJobOfTaskSql(JobTasks.FanOutEvent, 'j')}
-       UNION
-       SELECT d.event_id FROM webhook_deliveries d WHERE d.status = 'pending'
+       SELECT DISTINCT d.company_id, d.event_id FROM webhook_deliveries d WHERE d.status = 'pending'
      )
      SELECT count(*)::int AS events,
             coalesce(extract(epoch FROM now() - min(e.created_at)), 0)::float8 AS oldest_age_seconds
        FROM undelivered u
-       JOIN events e ON e.id = u.event_id`,
+       JOIN events e ON e.company_id = u.company_id AND e.id = u.event_id`,
   );
   return { events: row.events, oldestAgeSeconds: Math.max(0, row.oldest_age_seconds) };
 }

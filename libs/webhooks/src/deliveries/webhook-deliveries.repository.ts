@@ -1,13 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
-import {
-  enqueueJobSql,
-  idOfJobKeySql,
-  isJobOfTaskSql,
-  JobTasks,
-  jobKeySql,
-  QUEUED_JOBS,
-} from '@ledgerkey/jobs';
 import type { AttemptOutcome } from '../deliver-webhook/webhook-request';
 
 /** A delivery this worker owns for one attempt. */
@@ -31,75 +23,117 @@ export type LeaseResult =
   /** Finished, not yet due, or another worker holds it: nothing to do. */
   | { kind: 'none' };
 
+/** What one `leaseDue` took: the deliveries to attempt now, and how many it canceled. */
+export interface DueDeliveries {
+  leased: LeasedDelivery[];
+  /** Due deliveries of disabled endpoints, now canceled (no attempt). */
+  canceled: number;
+}
+
 /** What happens after an attempt: done, or the next attempt's delay. */
 export type AttemptFollowUp = { kind: 'delivered' } | { kind: 'failed' } | { kind: 'retry'; delayMs: number };
 
 export interface SweepResult {
-  /** Deliveries whose lease expired (worker died mid-attempt), now queued again or failed. */
-  abandoned: number;
   /**
-   * Pending deliveries without a lease whose job was lost (long overdue) or is held by a worker
-   * that could not release it (locked longer than a lease), queued again.
+   * Deliveries whose lease expired (their worker died mid-attempt): the attempt is recorded as
+   * abandoned, and the delivery is due again at once, or failed if that was its last attempt.
    */
-  requeued: number;
-  /** Fan-out jobs locked far longer than a fan-out takes (worker died), queued again. */
-  fanOutsRequeued: number;
+  abandoned: number;
 }
 
-/**
- * A fan-out job is one short statement: one still locked after this long belongs to a dead
- * worker (graphile-worker itself would only release it after 4 hours).
- */
-const FAN_OUT_STALE_AFTER = '1 minute';
-/** A pending delivery this far past due with no lease has lost its job (e.g. a permanently failed one). */
-const OVERDUE_AFTER = '5 minutes';
 /** Rows one sweep handles; the next sweep takes the rest. */
 const SWEEP_BATCH = 500;
 
-const { DeliverWebhook, FanOutEvent } = JobTasks;
-/**
- * Queues the delivery `id` of company `company_id` at once. `replace`: when its job is still
- * locked by a dead worker, a new job is made (the lease, not the job, decides who attempts).
- */
-const ENQUEUE_DELIVERY = enqueueJobSql(
-  DeliverWebhook,
-  { companyId: 'company_id', deliveryId: 'id' },
-  { jobKeyMode: 'replace' },
-);
+interface LeasedRow {
+  id: string;
+  company_id: string;
+  event_id: string;
+  endpoint_id: string;
+  attempt_count: number;
+  lease_token: string;
+  leased_at: Date;
+  url: string;
+  secret: string;
+}
+
+function toLeased(row: LeasedRow): LeasedDelivery {
+  return {
+    deliveryId: row.id,
+    companyId: row.company_id,
+    eventId: row.event_id,
+    endpointId: row.endpoint_id,
+    attemptNumber: row.attempt_count,
+    leaseToken: row.lease_token,
+    leasedAt: row.leased_at,
+    url: row.url,
+    storedSecret: row.secret,
+  };
+}
 
 /**
- * Webhook deliveries and their attempts: the worker's side. Deliveries are owned through a
- * lease (`leased_until`, `lease_token`) taken before each attempt; the job queue only says
- * "look at delivery X now", the lease says who may attempt it.
+ * Webhook deliveries and their attempts: the worker's side. A pending delivery is due at its
+ * `next_attempt_at`; the dispatcher takes due ones (`leaseDue`). Deliveries are owned through a
+ * lease (`leased_until`, `lease_token`) taken before each attempt: the lease says who may attempt.
  */
 @Injectable()
 export class WebhookDeliveriesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
   /**
-   * Creates one delivery per enabled endpoint subscribed to the event, and queues the first
-   * attempt of each, in one statement.
+   * Creates one delivery per enabled endpoint subscribed to the event (`fan_out_event`, as the
+   * outbox does when it appends an event), for a fan-out job of the previous version.
    * @returns the number of deliveries created (0 when re-run: the unique (event, endpoint) pair)
    */
   async fanOut(companyId: string, eventId: string): Promise<number> {
-    const rows = await this.txHost.tx.query<Array<{ job_id: string }>>(
-      `WITH created AS (
-         INSERT INTO webhook_deliveries (id, company_id, event_id, endpoint_id)
-         SELECT gen_random_uuid(), e.company_id, e.id, w.id
-           FROM events e
-           JOIN webhook_endpoints w ON w.company_id = e.company_id
-          WHERE e.company_id = $1 AND e.id = $2
-            AND w.status = 'enabled'
-            AND (w.enabled_events @> ARRAY[e.type] OR w.enabled_events @> ARRAY['*'])
-         -- A re-run fan-out (crash after commit) creates nothing and queues nothing twice.
-         ON CONFLICT (company_id, event_id, endpoint_id) DO NOTHING
-         RETURNING id
-       )
-       SELECT (${enqueueJobSql(DeliverWebhook, { companyId: '$1::uuid', deliveryId: 'id' }, { jobKeyMode: 'replace' })}).id AS job_id
-         FROM created`,
+    const rows = await this.txHost.tx.query<Array<{ deliveries: number }>>(
+      `SELECT fan_out_event(company_id, id, type) AS deliveries FROM events WHERE company_id = $1 AND id = $2`,
       [companyId, eventId],
     );
-    return rows.length;
+    return rows[0]?.deliveries ?? 0;
+  }
+
+  /**
+   * Leases up to `limit` due deliveries (pending, unleased, `next_attempt_at` passed), oldest due
+   * first, for one attempt each, and counts the attempt; a due delivery of a disabled endpoint is
+   * canceled instead. One statement: SKIP LOCKED lets any number of dispatchers claim at once,
+   * each delivery going to exactly one of them.
+   */
+  async leaseDue(limit: number, leaseMs: number): Promise<DueDeliveries> {
+    const rows = await this.txHost.tx.query<Array<LeasedRow & { canceled: boolean }>>(
+      `WITH due AS (
+         SELECT d.company_id, d.id, w.status AS endpoint_status
+           FROM webhook_deliveries d
+           JOIN webhook_endpoints w ON w.company_id = d.company_id AND w.id = d.endpoint_id
+          WHERE d.status = 'pending' AND d.leased_until IS NULL AND d.next_attempt_at <= now()
+          ORDER BY d.next_attempt_at
+          LIMIT $1
+          FOR UPDATE OF d SKIP LOCKED
+       ),
+       canceled AS (
+         UPDATE webhook_deliveries d
+            SET status = 'canceled', finished_at = now(), last_error = 'endpoint disabled'
+           FROM due
+          WHERE d.company_id = due.company_id AND d.id = due.id AND due.endpoint_status <> 'enabled'
+          RETURNING d.id
+       ),
+       leased AS (
+         UPDATE webhook_deliveries d
+            SET attempt_count = d.attempt_count + 1, lease_token = gen_random_uuid(),
+                leased_at = now(), leased_until = now() + $2 * interval '1 millisecond'
+           FROM due
+          WHERE d.company_id = due.company_id AND d.id = due.id AND due.endpoint_status = 'enabled'
+          RETURNING d.id, d.company_id, d.event_id, d.endpoint_id, d.attempt_count, d.lease_token, d.leased_at
+       )
+       SELECT l.*, w.url, w.secret, false AS canceled
+         FROM leased l JOIN webhook_endpoints w ON w.company_id = l.company_id AND w.id = l.endpoint_id
+       UNION ALL
+       SELECT id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM canceled`,
+      [limit, leaseMs],
+    );
+    return {
+      leased: rows.filter((row) => !row.canceled).map(toLeased),
+      canceled: rows.filter((row) => row.canceled).length,
+    };
   }
 
   /**
@@ -128,9 +162,10 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Takes the lease for the next attempt if the delivery is pending, due and unleased, and
-   * counts the attempt. A delivery whose endpoint was disabled is canceled instead.
-   * SKIP LOCKED: a worker already taking this lease wins; this one walks away.
+   * Takes the lease for the next attempt of one delivery if it is pending, due and unleased, and
+   * counts the attempt (a delivery job of the previous version). A delivery whose endpoint was
+   * disabled is canceled instead. SKIP LOCKED: a worker already taking this lease wins; this one
+   * walks away.
    */
   @Transactional()
   async lease(
@@ -203,10 +238,10 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Records an attempt and releases the lease in one statement: the attempt row, the
-   * delivery's new state and (for a retry) the next job commit together. The delivery changes
-   * only while this worker still holds the lease; the attempt is recorded regardless, unless
-   * the sweeper already recorded it as abandoned (its lease ran out first).
+   * Records an attempt and releases the lease in one statement: the attempt row and the
+   * delivery's new state (for a retry: pending, due after the delay) commit together. The
+   * delivery changes only while this worker still holds the lease; the attempt is recorded
+   * regardless, unless the sweeper already recorded it as abandoned (its lease ran out first).
    * @returns false when the lease had been lost
    */
   async recordAttempt(
@@ -223,6 +258,7 @@ export class WebhookDeliveriesRepository {
          -- The sweeper may have recorded this attempt as abandoned already: keep its row.
          ON CONFLICT (company_id, delivery_id, attempt_number) DO NOTHING
        ),
+       -- (A top-level UPDATE would answer [rows, count] through TypeORM: select from the CTE.)
        released AS (
          UPDATE webhook_deliveries
             SET status = $11, leased_at = NULL, leased_until = NULL, lease_token = NULL,
@@ -230,12 +266,9 @@ export class WebhookDeliveriesRepository {
                 finished_at = CASE WHEN $11 = 'pending' THEN NULL ELSE now() END,
                 last_error = $9
           WHERE company_id = $1 AND id = $2 AND lease_token = $13
-          RETURNING id, status, next_attempt_at
+          RETURNING id
        )
-       SELECT id, CASE WHEN status = 'pending' THEN
-                    (${enqueueJobSql(DeliverWebhook, { companyId: '$1::uuid', deliveryId: 'id' }, { runAt: 'next_attempt_at', jobKeyMode: 'replace' })}).id
-                  END AS job_id
-         FROM released`,
+       SELECT id FROM released`,
       [
         delivery.companyId,
         delivery.deliveryId,
@@ -256,29 +289,18 @@ export class WebhookDeliveriesRepository {
   }
 
   /**
-   * Recovers work a dead worker left behind (graphile-worker keeps a crashed worker's job
-   * locked for 4 hours):
-   * - a delivery with an expired lease: its attempt is recorded as abandoned, and the delivery
-   *   is queued again at once, or marked failed if that was its last attempt;
-   * - a pending delivery long overdue without a lease: queued again;
-   * - a pending delivery without a lease whose job has been locked longer than a lease lasts:
-   *   queued again (its worker lost the database before it could release the job, e.g. during a
-   *   restart, and graphile-worker would keep the job locked for 4 hours);
-   * - a fan-out job locked far longer than a fan-out takes: queued again (fan-out is idempotent).
-   * `job_key_mode := 'replace'` on a locked job makes a new job: the lease, not the job, decides
-   * who attempts. SKIP LOCKED lets sweepers of several workers run at once without waiting.
+   * Recovers deliveries whose worker died mid-attempt (expired lease): the attempt is recorded
+   * as abandoned, and the delivery is due again at once (the dispatchers take it), or marked
+   * failed if that was its last attempt. SKIP LOCKED lets sweepers of several workers run at
+   * once without waiting.
    */
-  @Transactional()
-  async sweep(maxAttempts: number, leaseMs: number): Promise<SweepResult> {
-    const deliveries = await this.txHost.tx.query<Array<{ abandoned: boolean }>>(
+  async sweep(maxAttempts: number): Promise<SweepResult> {
+    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
       `WITH stale AS (
-         SELECT id, company_id, event_id, endpoint_id, attempt_count, leased_at,
-                leased_until IS NOT NULL AS abandoned
+         SELECT id, company_id, event_id, endpoint_id, attempt_count, leased_at
            FROM webhook_deliveries
-          WHERE status = 'pending'
-            AND (leased_until < now()
-                 OR (leased_until IS NULL AND next_attempt_at < now() - interval '${OVERDUE_AFTER}'))
-          ORDER BY next_attempt_at
+          WHERE status = 'pending' AND leased_until < now()
+          ORDER BY leased_until
           LIMIT ${SWEEP_BATCH}
           FOR UPDATE SKIP LOCKED
        ),
@@ -287,53 +309,22 @@ export class WebhookDeliveriesRepository {
                                        result, error, started_at, finished_at)
          SELECT gen_random_uuid(), company_id, id, endpoint_id, event_id, attempt_count, 'abandoned',
                 'the worker stopped before recording a result (lease expired)', leased_at, now()
-           FROM stale WHERE abandoned
+           FROM stale
          ON CONFLICT (company_id, delivery_id, attempt_number) DO NOTHING
        ),
        swept AS (
          UPDATE webhook_deliveries d
             SET leased_at = NULL, leased_until = NULL, lease_token = NULL, next_attempt_at = now(),
-                status = CASE WHEN s.abandoned AND s.attempt_count >= $1 THEN 'failed' ELSE 'pending' END,
-                finished_at = CASE WHEN s.abandoned AND s.attempt_count >= $1 THEN now() END,
-                last_error = CASE WHEN s.abandoned THEN 'abandoned: lease expired' ELSE d.last_error END
+                status = CASE WHEN s.attempt_count >= $1 THEN 'failed' ELSE 'pending' END,
+                finished_at = CASE WHEN s.attempt_count >= $1 THEN now() END,
+                last_error = 'abandoned: lease expired'
            FROM stale s
           WHERE d.company_id = s.company_id AND d.id = s.id
-          RETURNING d.id, d.company_id, d.status, s.abandoned
+          RETURNING d.id
        )
-       SELECT id, abandoned,
-              CASE WHEN status = 'pending' THEN (${ENQUEUE_DELIVERY}).id END AS job_id
-         FROM swept`,
+       SELECT id FROM swept`,
       [maxAttempts],
     );
-    const fanOuts = await this.txHost.tx.query<Array<{ job_id: string }>>(
-      // The payload is rebuilt from the job key (the event id; the fan-out looks up its company):
-      // the public jobs view has no payload column. The rebuilt key is the job's own, so
-      // `replace` takes its place.
-      `SELECT (${enqueueJobSql(FanOutEvent, { eventId: idOfJobKeySql(FanOutEvent, 'j') }, { jobKeyMode: 'replace' })}).id AS job_id
-         FROM ${QUEUED_JOBS} j
-        WHERE ${isJobOfTaskSql(FanOutEvent, 'j')}
-          AND j.locked_at < now() - interval '${FAN_OUT_STALE_AFTER}'
-        LIMIT ${SWEEP_BATCH}`,
-    );
-    const heldJobs = await this.txHost.tx.query<Array<{ job_id: string }>>(
-      // A job that took the lease would have let it expire by now (the first statement handles
-      // that); an unleased delivery under a job locked this long was never leased, or was
-      // released, by a worker that then failed to release the job itself. The replacement runs
-      // when the delivery is due; the old job loses its key, so it is queued again only once.
-      `SELECT (${enqueueJobSql(DeliverWebhook, { companyId: 'd.company_id', deliveryId: 'd.id' }, { runAt: 'd.next_attempt_at', jobKeyMode: 'replace' })}).id AS job_id
-         FROM ${QUEUED_JOBS} j
-         JOIN webhook_deliveries d ON j.key = ${jobKeySql(DeliverWebhook, 'd.id')}
-        WHERE ${isJobOfTaskSql(DeliverWebhook, 'j')}
-          AND j.locked_at < now() - $1 * interval '1 millisecond'
-          AND d.status = 'pending' AND d.leased_until IS NULL
-        LIMIT ${SWEEP_BATCH}`,
-      [leaseMs],
-    );
-    const abandoned = deliveries.filter((row) => row.abandoned).length;
-    return {
-      abandoned,
-      requeued: deliveries.length - abandoned + heldJobs.length,
-      fanOutsRequeued: fanOuts.length,
-    };
+    return { abandoned: rows.length };
   }
 }

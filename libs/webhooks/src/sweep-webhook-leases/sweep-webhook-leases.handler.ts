@@ -11,12 +11,10 @@ export class SweepWebhookLeasesHandler {
   ) {}
 
   /**
-   * Queues again what a dead worker left: deliveries with an expired lease (their attempt is
-   * recorded as abandoned and counts), overdue deliveries without a job, deliveries whose job a
-   * worker could not release, stale fan-outs.
-   * Any number of sweepers may run at once.
+   * Makes due again what a dead worker left: deliveries with an expired lease (their attempt is
+   * recorded as abandoned and counts). Any number of sweepers may run at once.
    */
   execute(): Promise<SweepResult> {
-    return this.deliveries.sweep(maxAttemptsOf(this.options.retryScheduleSeconds), this.options.leaseMs);
+    return this.deliveries.sweep(maxAttemptsOf(this.options.retryScheduleSeconds));
   }
 }

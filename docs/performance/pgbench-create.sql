@@ -1,0 +1,58 @@
+\set lk_a random(10000000, 99999999)
+\set lk_b random(1000, 9999)
+\set lk_c random(1000, 9999)
+\set lk_d random(100000000000, 999999999999)
+SELECT state, fingerprint, request_digest, response_status, response_headers, response_body,
+              response_sealed, expires_at, lease_expires_at, recovery_point, attempt
+         FROM idempotency_records
+        WHERE company_id = '00000000-0000-4000-8000-000000000000' AND operation = 'sales.invoices.create' AND idempotency_key = ':lk_a-:lk_b-:lk_c-0000-:lk_d' AND state IN ('completed', 'failed_final') AND expires_at > '2026-12-01T04:02:58.727+00:00';
+START TRANSACTION;
+SELECT * FROM claim_idempotency_key('00000000-0000-4000-8000-000000000000', 'sales.invoices.create', ':lk_a-:lk_b-:lk_c-0000-:lk_d', '2026-12-01T04:02:58.734+00:00');
+INSERT INTO document_sequences AS s (company_id, document_type, series, last_value)
+       VALUES ('00000000-0000-4000-8000-000000000000', 'invoice', 'INV', 1)
+       ON CONFLICT (company_id, document_type, series) DO UPDATE SET last_value = s.last_value + 1
+       RETURNING last_value
+\gset lk_seq_
+WITH invoice AS (
+         INSERT INTO invoices (id, company_id, series, sequence, number, status, order_id, currency,
+                               issue_date, due_date, customer, notes, vat_breakdown, net_total,
+                               vat_total, gross_total, created_at)
+         VALUES (':lk_a-:lk_b-:lk_c-0001-:lk_d', '00000000-0000-4000-8000-000000000000', 'INV', ':lk_seq_last_value', 'INV-:lk_seq_last_value', 'issued', NULL, 'EUR', '2026-12-01', NULL, '{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null}', NULL, '[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}]', '11502', '2235', '13737', '2026-12-01T04:02:58.740Z')
+         ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
+         RETURNING id
+       ), lines AS (
+         INSERT INTO invoice_lines (invoice_id, company_id, position, description, quantity,
+                                    unit_price, vat_rate, net_amount)
+       SELECT invoice.id, '00000000-0000-4000-8000-000000000000', l.position, l.description, l.quantity, l.unit_price, l.vat_rate,
+              l.net_amount
+         FROM invoice,
+              unnest('{"1","2"}'::int[], '{"Consulting","Book"}'::text[], '{"2","1"}'::numeric[], '{"5001","1500"}'::bigint[], '{"21","9"}'::numeric[],
+                     '{"10002","1500"}'::bigint[]) AS l(position, description, quantity, unit_price, vat_rate, net_amount)
+       )
+       SELECT count(*)::int AS inserted FROM invoice;
+WITH entry AS (
+         INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at,
+                                      line_count)
+         VALUES (':lk_a-:lk_b-:lk_c-0002-:lk_d', '00000000-0000-4000-8000-000000000000', 'EUR', 'invoice', ':lk_a-:lk_b-:lk_c-0001-:lk_d', 'Invoice INV-:lk_seq_last_value', '2026-12-01T04:02:58.740+00:00', cardinality('{"accounts_receivable","revenue","vat_payable"}'::text[]))
+         RETURNING id
+       )
+       INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)
+       SELECT entry.id, '00000000-0000-4000-8000-000000000000', l.line_no, l.account, l.debit, l.credit
+         FROM entry,
+              unnest('{"accounts_receivable","revenue","vat_payable"}'::text[], '{"13737","0","0"}'::bigint[], '{"0","11502","2235"}'::bigint[]) WITH ORDINALITY
+                AS l(account, debit, credit, line_no);
+WITH next AS (
+     INSERT INTO event_sequences AS s (company_id, last_position) VALUES ('00000000-0000-4000-8000-000000000000', 1)
+     ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1
+     RETURNING last_position
+   ), event AS (
+     INSERT INTO events (id, company_id, position, type, data, created_at)
+     SELECT ':lk_a-:lk_b-:lk_c-0003-:lk_d', '00000000-0000-4000-8000-000000000000', next.last_position, 'invoice.created', '{"object":{"id":":lk_a-:lk_b-:lk_c-0001-:lk_d","object":"invoice","number":"INV-:lk_seq_last_value","series":"INV","sequence": :lk_seq_last_value,"status":"issued","orderId":null,"currency":"EUR","issueDate":"2026-12-01","dueDate":null,"customer":{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null},"lines":[{"position":1,"description":"Consulting","quantity":"2","unitPrice":5001,"vatRate":"21","netAmount":10002},{"position":2,"description":"Book","quantity":"1","unitPrice":1500,"vatRate":"9","netAmount":1500}],"vatBreakdown":[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}],"netTotal":11502,"vatTotal":2235,"grossTotal":13737,"creditedTotal":0,"paidTotal":0,"notes":null,"createdAt":"2026-12-01T04:02:58.740Z"}}', '2026-12-01T04:02:58.740Z' FROM next
+     RETURNING id, company_id, type
+   )
+   SELECT fan_out_event(event.company_id, event.id, event.type) AS deliveries FROM event;
+INSERT INTO idempotency_records
+         (company_id, operation, idempotency_key, fingerprint, state, response_status, response_headers,
+          response_body, response_sealed, expires_at, created_at, updated_at, request_digest)
+       VALUES ('00000000-0000-4000-8000-000000000000', 'sales.invoices.create', ':lk_a-:lk_b-:lk_c-0000-:lk_d', '\x88c900d3fbea6822c6f196ca01f506327e80a437840e312df6e5319c9a706fa6', 'completed', '201', '{"Content-Type":"application/json; charset=utf-8","Location":"/v1/sales/invoices/:lk_a-:lk_b-:lk_c-0001-:lk_d"}', '{"id":":lk_a-:lk_b-:lk_c-0001-:lk_d","object":"invoice","number":"INV-:lk_seq_last_value","series":"INV","sequence": :lk_seq_last_value,"status":"issued","orderId":null,"currency":"EUR","issueDate":"2026-12-01","dueDate":null,"customer":{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null},"lines":[{"position":1,"description":"Consulting","quantity":"2","unitPrice":5001,"vatRate":"21","netAmount":10002},{"position":2,"description":"Book","quantity":"1","unitPrice":1500,"vatRate":"9","netAmount":1500}],"vatBreakdown":[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}],"netTotal":11502,"vatTotal":2235,"grossTotal":13737,"creditedTotal":0,"paidTotal":0,"notes":null,"createdAt":"2026-12-01T04:02:58.740Z"}', 'false', '2026-12-02T04:02:58.744+00:00', '2026-12-01T04:02:58.744+00:00', '2026-12-01T04:02:58.744+00:00', '\x5c81216abc573fb82d7f8a232083ff008e045f19f9760cd86c4fb24d6b61794d');
+COMMIT;
