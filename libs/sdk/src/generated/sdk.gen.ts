@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses } from './types.gen.js';
+import type { CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -24,11 +24,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Issues an immutable invoice with the next gapless number of its series and posts its journal entry. Retry with the same Idempotency-Key and body as often as needed: the first response is replayed (`Idempotent-Replayed: true`) and the books change once.
  */
 export const createSalesInvoice = <ThrowOnError extends boolean = false>(options: Options<CreateSalesInvoiceData, ThrowOnError>): RequestResult<CreateSalesInvoiceResponses, CreateSalesInvoiceErrors, ThrowOnError> => (options.client ?? client).post<CreateSalesInvoiceResponses, CreateSalesInvoiceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/invoices/create',
     ...options,
     headers: {
@@ -41,11 +37,7 @@ export const createSalesInvoice = <ThrowOnError extends boolean = false>(options
  * Retrieve a sales invoice
  */
 export const getSalesInvoice = <ThrowOnError extends boolean = false>(options: Options<GetSalesInvoiceData, ThrowOnError>): RequestResult<GetSalesInvoiceResponses, GetSalesInvoiceErrors, ThrowOnError> => (options.client ?? client).get<GetSalesInvoiceResponses, GetSalesInvoiceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/invoices/{id}',
     ...options
 });
@@ -54,11 +46,7 @@ export const getSalesInvoice = <ThrowOnError extends boolean = false>(options: O
  * List sales invoices by series and number
  */
 export const listSalesInvoices = <ThrowOnError extends boolean = false>(options?: Options<ListSalesInvoicesData, ThrowOnError>): RequestResult<ListSalesInvoicesResponses, ListSalesInvoicesErrors, ThrowOnError> => (options?.client ?? client).get<ListSalesInvoicesResponses, ListSalesInvoicesErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/invoices',
     ...options
 });
@@ -69,11 +57,7 @@ export const listSalesInvoices = <ThrowOnError extends boolean = false>(options?
  * Issues an immutable credit note (own gapless series CN, reserved for credit notes) against an invoice and posts the reversing journal entry. Without lines, credits everything not yet credited. Per VAT rate, the credited net never exceeds the invoice, also under concurrent requests.
  */
 export const createCreditNote = <ThrowOnError extends boolean = false>(options: Options<CreateCreditNoteData, ThrowOnError>): RequestResult<CreateCreditNoteResponses, CreateCreditNoteErrors, ThrowOnError> => (options.client ?? client).post<CreateCreditNoteResponses, CreateCreditNoteErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/credit-notes/create',
     ...options,
     headers: {
@@ -86,11 +70,7 @@ export const createCreditNote = <ThrowOnError extends boolean = false>(options: 
  * Retrieve a credit note
  */
 export const getCreditNote = <ThrowOnError extends boolean = false>(options: Options<GetCreditNoteData, ThrowOnError>): RequestResult<GetCreditNoteResponses, GetCreditNoteErrors, ThrowOnError> => (options.client ?? client).get<GetCreditNoteResponses, GetCreditNoteErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/credit-notes/{id}',
     ...options
 });
@@ -99,11 +79,7 @@ export const getCreditNote = <ThrowOnError extends boolean = false>(options: Opt
  * List credit notes by number
  */
 export const listCreditNotes = <ThrowOnError extends boolean = false>(options?: Options<ListCreditNotesData, ThrowOnError>): RequestResult<ListCreditNotesResponses, ListCreditNotesErrors, ThrowOnError> => (options?.client ?? client).get<ListCreditNotesResponses, ListCreditNotesErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/credit-notes',
     ...options
 });
@@ -114,11 +90,7 @@ export const listCreditNotes = <ThrowOnError extends boolean = false>(options?: 
  * Records an immutable purchase invoice and posts its journal entry (expense and VAT receivable against payables). Retry with the same Idempotency-Key and body as often as needed: the first response is replayed (`Idempotent-Replayed: true`). Independently of keys and their expiry, a supplier document is recorded once: a second upload answers 409 `purchase_invoice_duplicate` naming the first. Same document: the normalized `documentNumber` matches and either both VAT ids are equal, or at least one side has no VAT id and the normalized supplier names are equal (the database enforces it too, also for concurrent uploads). Different VAT ids are different suppliers.
  */
 export const createPurchaseInvoice = <ThrowOnError extends boolean = false>(options: Options<CreatePurchaseInvoiceData, ThrowOnError>): RequestResult<CreatePurchaseInvoiceResponses, CreatePurchaseInvoiceErrors, ThrowOnError> => (options.client ?? client).post<CreatePurchaseInvoiceResponses, CreatePurchaseInvoiceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/purchases/invoices/create',
     ...options,
     headers: {
@@ -131,11 +103,7 @@ export const createPurchaseInvoice = <ThrowOnError extends boolean = false>(opti
  * Retrieve a purchase invoice
  */
 export const getPurchaseInvoice = <ThrowOnError extends boolean = false>(options: Options<GetPurchaseInvoiceData, ThrowOnError>): RequestResult<GetPurchaseInvoiceResponses, GetPurchaseInvoiceErrors, ThrowOnError> => (options.client ?? client).get<GetPurchaseInvoiceResponses, GetPurchaseInvoiceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/purchases/invoices/{id}',
     ...options
 });
@@ -144,11 +112,7 @@ export const getPurchaseInvoice = <ThrowOnError extends boolean = false>(options
  * List purchase invoices in the order they were recorded
  */
 export const listPurchaseInvoices = <ThrowOnError extends boolean = false>(options?: Options<ListPurchaseInvoicesData, ThrowOnError>): RequestResult<ListPurchaseInvoicesResponses, ListPurchaseInvoicesErrors, ThrowOnError> => (options?.client ?? client).get<ListPurchaseInvoicesResponses, ListPurchaseInvoicesErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/purchases/invoices',
     ...options
 });
@@ -159,11 +123,7 @@ export const listPurchaseInvoices = <ThrowOnError extends boolean = false>(optio
  * Allocates a provider payout to sales invoices, raises their `paidTotal` and posts one journal entry (debit bank allocated − fee, debit payment fees, credit receivables). One settlement per `payoutId`, for ever: a second one, under any Idempotency-Key or after the key expired, answers 409 `payout_already_settled` naming the first. An allocation above the invoice outstanding amount (gross − credited − paid) or in another currency answers 422 `allocation_exceeds_outstanding`; an unknown invoice 404 `not_found`. These outcomes are stored and replayed under the key like a success.
  */
 export const createSettlement = <ThrowOnError extends boolean = false>(options: Options<CreateSettlementData, ThrowOnError>): RequestResult<CreateSettlementResponses, CreateSettlementErrors, ThrowOnError> => (options.client ?? client).post<CreateSettlementResponses, CreateSettlementErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/settlements/create',
     ...options,
     headers: {
@@ -176,11 +136,7 @@ export const createSettlement = <ThrowOnError extends boolean = false>(options: 
  * Retrieve a settlement
  */
 export const getSettlement = <ThrowOnError extends boolean = false>(options: Options<GetSettlementData, ThrowOnError>): RequestResult<GetSettlementResponses, GetSettlementErrors, ThrowOnError> => (options.client ?? client).get<GetSettlementResponses, GetSettlementErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/settlements/{id}',
     ...options
 });
@@ -189,11 +145,7 @@ export const getSettlement = <ThrowOnError extends boolean = false>(options: Opt
  * List settlements in the order they were recorded
  */
 export const listSettlements = <ThrowOnError extends boolean = false>(options?: Options<ListSettlementsData, ThrowOnError>): RequestResult<ListSettlementsResponses, ListSettlementsErrors, ThrowOnError> => (options?.client ?? client).get<ListSettlementsResponses, ListSettlementsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/settlements',
     ...options
 });
@@ -204,11 +156,7 @@ export const listSettlements = <ThrowOnError extends boolean = false>(options?: 
  * Commits the payment (`processing`) with the Idempotency-Key before the provider is called, calls the provider outside any transaction with the payment's `providerReference` as the provider's own idempotency key, then commits the outcome: `succeeded` (ledger entry debit provider clearing / credit receivables, the invoice's `paidTotal`, event `payment.succeeded`) or `failed` (a decline: `failureCode`, event `payment.failed`). Both are final, stored under the key and replayed. While the outcome is unknown (provider timeout, 5xx, lost answer) the answer is `202` with the payment `processing`, `Location` and `Retry-After`, and nothing is stored: retry with the same key (it resumes the same payment: the provider is asked for the charge first, and charged again with the same reference only when it has none) or poll `Location`; the recovery worker resumes it meanwhile. Refusals (unknown invoice, amount above outstanding, fully credited invoice, currency mismatch) charge nothing and are stored and replayed like a success.
  */
 export const createPayment = <ThrowOnError extends boolean = false>(options: Options<CreatePaymentData, ThrowOnError>): RequestResult<CreatePaymentResponses, CreatePaymentErrors, ThrowOnError> => (options.client ?? client).post<CreatePaymentResponses, CreatePaymentErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/payments/create',
     ...options,
     headers: {
@@ -221,11 +169,7 @@ export const createPayment = <ThrowOnError extends boolean = false>(options: Opt
  * Retrieve a payment
  */
 export const getPayment = <ThrowOnError extends boolean = false>(options: Options<GetPaymentData, ThrowOnError>): RequestResult<GetPaymentResponses, GetPaymentErrors, ThrowOnError> => (options.client ?? client).get<GetPaymentResponses, GetPaymentErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/payments/{id}',
     ...options
 });
@@ -234,11 +178,7 @@ export const getPayment = <ThrowOnError extends boolean = false>(options: Option
  * List payments in the order they were created
  */
 export const listPayments = <ThrowOnError extends boolean = false>(options?: Options<ListPaymentsData, ThrowOnError>): RequestResult<ListPaymentsResponses, ListPaymentsErrors, ThrowOnError> => (options?.client ?? client).get<ListPaymentsResponses, ListPaymentsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/payments',
     ...options
 });
@@ -247,11 +187,7 @@ export const listPayments = <ThrowOnError extends boolean = false>(options?: Opt
  * Journal entries in posting order
  */
 export const listJournalEntries = <ThrowOnError extends boolean = false>(options?: Options<ListJournalEntriesData, ThrowOnError>): RequestResult<ListJournalEntriesResponses, ListJournalEntriesErrors, ThrowOnError> => (options?.client ?? client).get<ListJournalEntriesResponses, ListJournalEntriesErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/ledger/entries',
     ...options
 });
@@ -262,11 +198,7 @@ export const listJournalEntries = <ThrowOnError extends boolean = false>(options
  * Debits equal credits per currency, always: `totals[].balanced` says so. Amounts are sums across documents, so they are integer minor units as decimal strings ("18000000000000001"): exact beyond 2^53, where a JSON number is not.
  */
 export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: Options<GetTrialBalanceData, ThrowOnError>): RequestResult<GetTrialBalanceResponses, GetTrialBalanceErrors, ThrowOnError> => (options?.client ?? client).get<GetTrialBalanceResponses, GetTrialBalanceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/ledger/trial-balance',
     ...options
 });
@@ -277,11 +209,7 @@ export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: 
  * One event per created document, written in the same transaction; a replayed request emits none. An event is listed as soon as its transaction commits; order is commit order per company. Page with `startingAfter` (the last event id you processed): no event is ever skipped, because an event that commits later always sorts after every event already listed. Other companies' transactions never delay your feed.
  */
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>): RequestResult<ListEventsResponses, ListEventsErrors, ThrowOnError> => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/events',
     ...options
 });
@@ -290,11 +218,7 @@ export const listEvents = <ThrowOnError extends boolean = false>(options?: Optio
  * Retrieve an event
  */
 export const getEvent = <ThrowOnError extends boolean = false>(options: Options<GetEventData, ThrowOnError>): RequestResult<GetEventResponses, GetEventErrors, ThrowOnError> => (options.client ?? client).get<GetEventResponses, GetEventErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/events/{id}',
     ...options
 });
@@ -305,11 +229,7 @@ export const getEvent = <ThrowOnError extends boolean = false>(options: Options<
  * Events of the subscribed types are POSTed to `url`, signed per Standard Webhooks (`webhook-id` = event id, stable across retries; `webhook-timestamp`; `webhook-signature`), at least once: deduplicate by `webhook-id`. Any 2xx acknowledges; anything else, a timeout or a redirect is retried per WEBHOOK_RETRY_SCHEDULE with jitter, then the delivery fails. The signing `secret` is in this response only — and in its idempotent replay, which is stored with the Idempotency-Key, sealed (encrypted with the server’s SECRETS_KEY), until the key expires (IDEMPOTENCY_KEY_TTL).
  */
 export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookEndpointData, ThrowOnError>): RequestResult<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/create',
     ...options,
     headers: {
@@ -322,11 +242,7 @@ export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(opti
  * Webhook endpoints in creation order
  */
 export const listWebhookEndpoints = <ThrowOnError extends boolean = false>(options?: Options<ListWebhookEndpointsData, ThrowOnError>): RequestResult<ListWebhookEndpointsResponses, ListWebhookEndpointsErrors, ThrowOnError> => (options?.client ?? client).get<ListWebhookEndpointsResponses, ListWebhookEndpointsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints',
     ...options
 });
@@ -335,11 +251,7 @@ export const listWebhookEndpoints = <ThrowOnError extends boolean = false>(optio
  * Retrieve a webhook endpoint
  */
 export const getWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<GetWebhookEndpointData, ThrowOnError>): RequestResult<GetWebhookEndpointResponses, GetWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookEndpointResponses, GetWebhookEndpointErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}',
     ...options
 });
@@ -350,11 +262,7 @@ export const getWebhookEndpoint = <ThrowOnError extends boolean = false>(options
  * No new deliveries; pending retries are canceled (an attempt already in flight completes). Idempotent: disabling again answers the same endpoint.
  */
 export const disableWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<DisableWebhookEndpointData, ThrowOnError>): RequestResult<DisableWebhookEndpointResponses, DisableWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).post<DisableWebhookEndpointResponses, DisableWebhookEndpointErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/disable',
     ...options
 });
@@ -363,45 +271,7 @@ export const disableWebhookEndpoint = <ThrowOnError extends boolean = false>(opt
  * Every delivery attempt to an endpoint, in the order they were recorded
  */
 export const listWebhookAttempts = <ThrowOnError extends boolean = false>(options: Options<ListWebhookAttemptsData, ThrowOnError>): RequestResult<ListWebhookAttemptsResponses, ListWebhookAttemptsErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookAttemptsResponses, ListWebhookAttemptsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/attempts',
     ...options
 });
-
-/**
- * Create a company and its first API key (operators only)
- *
- * Only the API key's hash is stored with the company. Retry with the same Idempotency-Key and body as often as needed: the first answer, API key included, is replayed (`Idempotent-Replayed: true`) and one company exists. That answer is stored with the key until it expires (IDEMPOTENCY_KEY_TTL), sealed by the response sealer.
- */
-export const createCompany = <ThrowOnError extends boolean = false>(options: Options<CreateCompanyData, ThrowOnError>): RequestResult<CreateCompanyResponses, CreateCompanyErrors, ThrowOnError> => (options.client ?? client).post<CreateCompanyResponses, CreateCompanyErrors, ThrowOnError>({
-    security: [{
-            key: 'admin',
-            scheme: 'bearer',
-            type: 'http'
-        }],
-    url: '/admin/companies',
-    ...options,
-    headers: {
-        'Content-Type': 'application/json',
-        ...options.headers
-    }
-});
-
-/**
- * The process is up
- */
-export const getLiveness = <ThrowOnError extends boolean = false>(options?: Options<GetLivenessData, ThrowOnError>): RequestResult<GetLivenessResponses, GetLivenessErrors, ThrowOnError> => (options?.client ?? client).get<GetLivenessResponses, GetLivenessErrors, ThrowOnError>({ url: '/health/live', ...options });
-
-/**
- * Database reachable and every migration applied
- */
-export const getReadiness = <ThrowOnError extends boolean = false>(options?: Options<GetReadinessData, ThrowOnError>): RequestResult<GetReadinessResponses, GetReadinessErrors, ThrowOnError> => (options?.client ?? client).get<GetReadinessResponses, GetReadinessErrors, ThrowOnError>({ url: '/health/ready', ...options });
-
-/**
- * Prometheus metrics (text exposition format); for the scraper, not for the public internet
- */
-export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, GetMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
