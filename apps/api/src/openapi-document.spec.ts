@@ -127,7 +127,10 @@ describe('the committed OpenAPI documents', () => {
   it('gives every operation an id, a success schema and problem+json errors with examples', () => {
     const problems: string[] = [];
     const ids = new Set<string>();
-    for (const [name, operation] of [...operationsOf(documents.customer), ...operationsOf(documents.operator)]) {
+    for (const [name, operation] of [
+      ...operationsOf(documents.customer),
+      ...operationsOf(documents.operator),
+    ]) {
       if (!operation.operationId) problems.push(`${name}: no operationId`);
       else if (ids.has(operation.operationId)) problems.push(`${name}: duplicate operationId`);
       else ids.add(operation.operationId);

@@ -1,7 +1,11 @@
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { generateOpenApiDocuments, OPENAPI_DOCUMENT_PATHS, serializeOpenApiDocument } from './openapi-document';
+import {
+  generateOpenApiDocuments,
+  OPENAPI_DOCUMENT_PATHS,
+  serializeOpenApiDocument,
+} from './openapi-document';
 import type { OpenApiAudience } from './openapi-audience';
 
 /** `npm run openapi`: writes the OpenAPI documents generated from the code (no database needed). */

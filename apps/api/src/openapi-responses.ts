@@ -189,7 +189,8 @@ function documentIdempotentSuccess(operation: OperationObject): void {
         schema: { type: 'string', enum: ['true'] },
       },
       'Idempotency-Key-Expires': {
-        description: 'Until when (HTTP date) a retry with this key replays this answer (on the first answer and its replays)',
+        description:
+          'Until when (HTTP date) a retry with this key replays this answer (on the first answer and its replays)',
         schema: { type: 'string', example: 'Tue, 01 Dec 2026 12:00:00 GMT' },
       },
       Location: { description: 'The created resource', schema: { type: 'string' } },

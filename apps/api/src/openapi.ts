@@ -65,7 +65,8 @@ const UI_PLUGIN_FILE = join(__dirname, 'swagger-ui', 'ledgerkey-swagger-ui.js');
  */
 export function setupOpenApi(app: INestApplication): void {
   let documents: Record<OpenApiAudience, OpenAPIObject> | undefined;
-  const documentFor = (audience: OpenApiAudience) => () => (documents ??= buildOpenApiDocuments(app))[audience];
+  const documentFor = (audience: OpenApiAudience) => () =>
+    (documents ??= buildOpenApiDocuments(app))[audience];
   const plugin = readFileSync(UI_PLUGIN_FILE, 'utf8');
   app
     .getHttpAdapter()

@@ -1,6 +1,7 @@
 export { IsMoneyCurrency } from './currency';
 export { canonicalNumeric } from './decimal';
 export { IsDecimalString } from './decimal-string.validator';
+export { describeMinorUnits, MinorUnits, noteJsonNumberSource } from './minor-units.validator';
 export {
   AmountOutOfRangeError,
   computeDocumentTotals,

@@ -135,7 +135,8 @@
             if (!response) return original;
             var request = props.specSelectors.requestFor(props.path, props.method);
             var requestHeaders = request && request.get('headers');
-            var key = requestHeaders && requestHeaders.toJS ? headerOf(requestHeaders.toJS(), HEADER) : undefined;
+            var key =
+              requestHeaders && requestHeaders.toJS ? headerOf(requestHeaders.toJS(), HEADER) : undefined;
             var headers = response.get('headers');
             var notice = noticeFor(
               Number(response.get('status')),

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CREDIT_NOTE_REASONS, type CreditNoteReason } from '../issue-credit-note/issue-credit-note.dto';
 import { InvoiceLineView, VatBreakdownView } from '@ledgerkey/documents';
+import { describeMinorUnits } from '@ledgerkey/money';
 
 export class CreditNoteView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -15,9 +16,11 @@ export class CreditNoteView {
   @ApiProperty({ example: 'EUR' }) currency: string;
   @ApiProperty({ type: [InvoiceLineView] }) lines: InvoiceLineView[];
   @ApiProperty({ type: [VatBreakdownView] }) vatBreakdown: VatBreakdownView[];
-  @ApiProperty({ example: 5000 }) netTotal: number;
-  @ApiProperty({ example: 1050 }) vatTotal: number;
-  @ApiProperty({ example: 6050 }) grossTotal: number;
+  @ApiProperty({ example: 5000, description: describeMinorUnits(5000, 'Credited excluding VAT') })
+  netTotal: number;
+  @ApiProperty({ example: 1050, description: describeMinorUnits(1050, 'Credited VAT') }) vatTotal: number;
+  @ApiProperty({ example: 6050, description: describeMinorUnits(6050, 'Credited including VAT') })
+  grossTotal: number;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }
 

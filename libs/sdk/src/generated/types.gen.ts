@@ -22,7 +22,7 @@ export type InvoiceLineDto = {
      */
     quantity: string;
     /**
-     * Integer in the currency minor unit (cents), 0–10^12
+     * Price of one unit, excluding VAT, as an integer number of the currency minor unit: 5000 = 50.00 EUR (cents), 0–10^12. A decimal such as 50.00 is refused (400 validation_failed), never read as 50 cents.
      */
     unitPrice: number;
     /**
@@ -33,7 +33,7 @@ export type InvoiceLineDto = {
 
 export type IssueInvoiceDto = {
     /**
-     * Your order reference. At most one invoice per order, for ever (409 order_already_invoiced).
+     * Your order reference. At most one invoice per order, for ever (409 order_already_invoiced): to issue another invoice from this example, change it too.
      */
     orderId?: string;
     /**
@@ -66,17 +66,26 @@ export type InvoiceLineView = {
     position: number;
     description: string;
     quantity: string;
+    /**
+     * Price of one unit, excluding VAT. An integer number of the currency minor unit (cents for EUR): 5000 = 50.00 EUR.
+     */
     unitPrice: number;
     vatRate: string;
     /**
-     * quantity × unitPrice, rounded half away from zero
+     * quantity × unitPrice, rounded half away from zero. An integer number of the currency minor unit (cents for EUR): 10000 = 100.00 EUR.
      */
     netAmount: number;
 };
 
 export type VatBreakdownView = {
     vatRate: string;
+    /**
+     * Net of the lines at this rate. An integer number of the currency minor unit (cents for EUR): 10000 = 100.00 EUR.
+     */
     netAmount: number;
+    /**
+     * VAT at this rate. An integer number of the currency minor unit (cents for EUR): 2100 = 21.00 EUR.
+     */
     vatAmount: number;
 };
 
@@ -94,10 +103,25 @@ export type InvoiceView = {
     customer: PartyView;
     lines: Array<InvoiceLineView>;
     vatBreakdown: Array<VatBreakdownView>;
+    /**
+     * Total excluding VAT. An integer number of the currency minor unit (cents for EUR): 10000 = 100.00 EUR.
+     */
     netTotal: number;
+    /**
+     * VAT. An integer number of the currency minor unit (cents for EUR): 2100 = 21.00 EUR.
+     */
     vatTotal: number;
+    /**
+     * Total including VAT. An integer number of the currency minor unit (cents for EUR): 12100 = 121.00 EUR.
+     */
     grossTotal: number;
+    /**
+     * Gross of its credit notes. An integer number of the currency minor unit (cents for EUR): 0 = 0.00 EUR.
+     */
     creditedTotal: number;
+    /**
+     * Paid through payments and settlements. An integer number of the currency minor unit (cents for EUR): 0 = 0.00 EUR.
+     */
     paidTotal: number;
     notes: string | null;
     createdAt: string;
@@ -111,7 +135,7 @@ export type InvoiceListView = {
 
 export type IssueCreditNoteDto = {
     /**
-     * The invoice to credit (of your company)
+     * The invoice to credit, of your company: the `id` in the answer of `POST /v1/sales/invoices/create`, or of an invoice listed by `GET /v1/sales/invoices`. The example is a placeholder: replace it (as it stands it answers 404 not_found).
      */
     invoiceId: string;
     reason: 'duplicate' | 'fraudulent' | 'order_change' | 'product_unsatisfactory' | 'other';
@@ -135,8 +159,17 @@ export type CreditNoteView = {
     currency: string;
     lines: Array<InvoiceLineView>;
     vatBreakdown: Array<VatBreakdownView>;
+    /**
+     * Credited excluding VAT. An integer number of the currency minor unit (cents for EUR): 5000 = 50.00 EUR.
+     */
     netTotal: number;
+    /**
+     * Credited VAT. An integer number of the currency minor unit (cents for EUR): 1050 = 10.50 EUR.
+     */
     vatTotal: number;
+    /**
+     * Credited including VAT. An integer number of the currency minor unit (cents for EUR): 6050 = 60.50 EUR.
+     */
     grossTotal: number;
     createdAt: string;
 };
@@ -199,8 +232,17 @@ export type PurchaseInvoiceView = {
     dueDate: string | null;
     lines: Array<InvoiceLineView>;
     vatBreakdown: Array<VatBreakdownView>;
+    /**
+     * Total excluding VAT. An integer number of the currency minor unit (cents for EUR): 10000 = 100.00 EUR.
+     */
     netTotal: number;
+    /**
+     * VAT. An integer number of the currency minor unit (cents for EUR): 2100 = 21.00 EUR.
+     */
     vatTotal: number;
+    /**
+     * Total including VAT. An integer number of the currency minor unit (cents for EUR): 12100 = 121.00 EUR.
+     */
     grossTotal: number;
     notes: string | null;
     createdAt: string;
@@ -218,7 +260,7 @@ export type SettlementAllocationDto = {
      */
     invoiceId: string;
     /**
-     * Integer in the currency minor unit; at most the invoice outstanding amount
+     * What the payout pays of this invoice, as an integer number of the currency minor unit (12100 = 121.00 EUR); at most the invoice outstanding amount. A decimal such as 121.00 is refused.
      */
     amount: number;
 };
@@ -237,7 +279,7 @@ export type RecordSettlementDto = {
      */
     paidAt: string;
     /**
-     * What the provider kept, in the minor unit; at most the sum of the allocations
+     * What the provider kept, as an integer number of the currency minor unit (150 = 1.50 EUR); at most the sum of the allocations. A decimal such as 1.50 is refused.
      */
     feeAmount?: number;
     /**
@@ -249,6 +291,9 @@ export type RecordSettlementDto = {
 export type SettlementAllocationView = {
     invoiceId: string;
     invoiceNumber: string;
+    /**
+     * An integer number of the currency minor unit (cents for EUR): 12100 = 121.00 EUR.
+     */
     amount: number;
 };
 
@@ -261,13 +306,16 @@ export type SettlementView = {
      * UTC, milliseconds
      */
     paidAt: string;
+    /**
+     * What the provider kept. An integer number of the currency minor unit (cents for EUR): 150 = 1.50 EUR.
+     */
     feeAmount: number;
     /**
-     * Sum of the allocations
+     * Sum of the allocations. An integer number of the currency minor unit (cents for EUR): 12100 = 121.00 EUR.
      */
     allocatedTotal: number;
     /**
-     * allocatedTotal − feeAmount: what reached the bank
+     * allocatedTotal − feeAmount: what reached the bank. An integer number of the currency minor unit (cents for EUR): 11950 = 119.50 EUR.
      */
     netAmount: number;
     /**
@@ -289,7 +337,7 @@ export type CreatePaymentDto = {
      */
     invoiceId: string;
     /**
-     * Integer in the invoice currency's minor unit. Default: the whole outstanding amount (gross − credited − paid − payments of the invoice still processing), as of the first execution.
+     * An integer number of the invoice currency's minor unit (12100 = 121.00 EUR; a decimal such as 121.00 is refused). Default: the whole outstanding amount (gross − credited − paid − payments of the invoice still processing), as of the first execution.
      */
     amount?: number;
     /**
@@ -310,7 +358,7 @@ export type PaymentView = {
      */
     invoiceId: string;
     /**
-     * Integer in the currency minor unit
+     * What is charged. An integer number of the currency minor unit (cents for EUR): 12100 = 121.00 EUR.
      */
     amount: number;
     /**
