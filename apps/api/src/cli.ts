@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { prepareDatabase } from '@ledgerkey/database';
 import { IdempotencyError, IdempotentExecutor, parseIdempotencyKey } from '@ledgerkey/idempotency';
-import { ConfigError } from '@ledgerkey/process';
+import { ConfigError, JsonLogger } from '@ledgerkey/process';
 import { CreateCompanyDto, CreateCompanyHandler, type CreatedCompanyView } from '@ledgerkey/tenancy';
 import { ClsService } from 'nestjs-cls';
 import { createCompanyOnce } from './admin/create-company.operation';
@@ -24,8 +24,10 @@ company and API key instead of creating a second one.`;
 /** Operator commands. Same configuration, database and use cases as the API. */
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  // Warnings and errors as JSON lines on stderr: stdout carries the command's output only.
+  const jsonLogger = new JsonLogger('warn', process.stderr);
+  Logger.overrideLogger(jsonLogger);
   const logger = new Logger('cli');
-  logger.localInstance.setLogLevels?.(['error', 'warn']);
   const config = loadConfig(process.env);
   switch (command) {
     case 'migrate': {
@@ -56,7 +58,7 @@ async function main(argv: string[]): Promise<void> {
       )) as CreateCompanyDto;
       const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
       const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database), {
-        logger: ['error', 'warn'],
+        logger: jsonLogger,
       });
       try {
         // The same protocol, operation and key scope as POST /admin/companies, without HTTP.
