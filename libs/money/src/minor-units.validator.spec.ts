@@ -27,7 +27,15 @@ describe('@MinorUnits', () => {
     expect(messagesFor('{ "unitPrice": 0 }')).toEqual([]);
   });
 
-  it.each(['50.00', '5000.0', '5e3', '5000E0', '50.5'])(
+  it.each(['5e3', '5.0e3', '5000E0', '50000e-1'])(
+    'takes %s as 5000: exponent notation is a spelling of the integer (number formatting is not the request)',
+    (literal) => {
+      expect(messagesFor(`{ "unitPrice": ${literal} }`)).toEqual([]);
+      expect(plainToInstance(Line, parse(`{ "unitPrice": ${literal} }`)).unitPrice).toBe(5000);
+    },
+  );
+
+  it.each(['50.00', '5000.0', '-1.0', '50.5'])(
     'refuses %s, saying minor units (JSON.parse alone would read 50.00 as 50 cents)',
     (literal) => {
       const messages = messagesFor(`{ "unitPrice": ${literal} }`);
@@ -38,9 +46,7 @@ describe('@MinorUnits', () => {
   );
 
   it('names the decimal that was sent', () => {
-    expect(messagesFor('{ "unitPrice": 50.00 }')[0]).toMatch(
-      /without a decimal point or exponent; got 50\.00$/,
-    );
+    expect(messagesFor('{ "unitPrice": 50.00 }')[0]).toMatch(/without a decimal point; got 50\.00$/);
   });
 
   it.each([['"5000"'], ['-1'], ['1000000000001'], ['null'], ['true']])(

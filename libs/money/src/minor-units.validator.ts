@@ -2,21 +2,22 @@ import { Transform } from 'class-transformer';
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 
 /**
- * How numbers were written in a JSON body, when not as an integer literal ("50.00", "5e3"): by the
+ * Numbers written in a JSON body with a decimal point and no exponent ("50.00", "5000.0"): by the
  * object that holds them and their key. JSON.parse reads `50.00` as 50, so without this a price
  * meant as 50 euros would pass as 50 cents. Filled by the JSON body parser's reviver
  * (`noteJsonNumberSource`), read by `@MinorUnits()`; entries go with their objects (weak keys).
  */
 const decimalNotation = new WeakMap<object, Map<string, string>>();
 
-const INTEGER_LITERAL = /^-?\d+$/;
+/** A decimal amount as people write one. Exponent notation (`5e3`, `5.0e3`) is a machine's spelling of a number. */
+const DECIMAL_NOTATION = /^-?\d+\.\d*$/;
 
 /**
  * For a JSON.parse reviver (Node ≥ 21 passes `context.source`, the number's text): remembers a
- * number written with a fraction or an exponent. Cheap for everything else.
+ * number written as a decimal. Cheap for everything else.
  */
 export function noteJsonNumberSource(holder: unknown, key: string, value: unknown, source?: string): void {
-  if (typeof value !== 'number' || source === undefined || INTEGER_LITERAL.test(source)) return;
+  if (typeof value !== 'number' || source === undefined || !DECIMAL_NOTATION.test(source)) return;
   if (typeof holder !== 'object' || holder === null) return;
   let sources = decimalNotation.get(holder);
   if (!sources) decimalNotation.set(holder, (sources = new Map()));
@@ -35,9 +36,10 @@ export interface MinorUnitsRule {
 
 /**
  * An amount of money as an integer count of the currency's minor unit (cents for EUR: 5000 is
- * 50.00 EUR), from `min` to `max`. Refused, with a message that says minor units: anything but a
- * JSON integer literal — `50.5`, a string, and also `50.00` or `5e3`, whose value is whole but
- * whose writer meant a decimal amount (or computed it in floating point).
+ * 50.00 EUR), from `min` to `max`. Refused, with a message that says minor units: a fraction
+ * (`50.5`), a string, and also a whole number written with a decimal point (`50.00`, `5000.0`),
+ * whose writer meant a decimal amount — 50 euros, not 50 cents. Exponent notation of an integer
+ * (`5e3`, `5.0e3`) is another spelling of that integer (number formatting never changes a request).
  */
 export function MinorUnits(rule: MinorUnitsRule, options?: ValidationOptions): PropertyDecorator {
   const range = `from ${rule.min} to ${rule.max}`;
@@ -57,7 +59,7 @@ export function MinorUnits(rule: MinorUnitsRule, options?: ValidationOptions): P
         message: ({ value }) =>
           value instanceof WrittenAsDecimal
             ? `$property must be an integer number of minor units (cents: 5000 is 50.00 EUR), written without a ` +
-              `decimal point or exponent; got ${value.source.slice(0, 40)}`
+              `decimal point; got ${value.source.slice(0, 40)}`
             : `$property must be an integer number of minor units (cents: 5000 is 50.00 EUR), ${range}`,
         ...options,
       },
