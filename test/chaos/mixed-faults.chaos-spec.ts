@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
+import type { RunningProviderSandbox } from '@ledgerkey/payments';
 import {
   LedgerkeyApiError,
   LedgerkeyClient,
   LedgerkeyConnectionError,
+  PaymentStillProcessingError,
+  type CreatePaymentDto,
   type CreateResult,
   type IssueCreditNoteDto,
   type IssueInvoiceDto,
@@ -16,6 +19,8 @@ import { freePort, startApiProcess, stopAllApiProcesses, type ApiProcess } from 
 import { startChaosDatabase, type ChaosDatabase } from '../support/chaos-database';
 import { ChaosTimeline, type InjectedFault, type RecordedAttempt } from '../support/chaos-timeline';
 import { anInvoice, newKey } from '../support/invoice.builder';
+import { paymentEnv } from '../support/payment-books';
+import { SandboxHttp, sandboxDataDir, startTestSandbox, stopAllSandboxes } from '../support/provider-sandbox';
 import { aPurchaseInvoice } from '../support/purchase-invoice.builder';
 import { aSettlement } from '../support/settlement.builder';
 import type { TestCompany } from '../support/test-app';
@@ -37,6 +42,20 @@ const POSTGRES_DOWN_MS = 1_500;
 const WEBHOOK_WAIT_MS = 100_000;
 const SETUP_TIMEOUT_MS = 120_000;
 const TEST_TIMEOUT_MS = 240_000;
+/**
+ * The provider sandbox's random fault mix (on top of the magic payment methods): a quarter of the
+ * charge requests fail, hang past ledgerkey's provider timeout, or charge and lose the answer.
+ */
+const PROVIDER_FAULTS = 'error=0.1,timeout=0.05,lost_response=0.1';
+const SANDBOX_DOWN_MS = 1_000;
+/** How long the suite waits for the recovery to leave no payment `processing`. */
+const PAYMENTS_SETTLE_WAIT_MS = 60_000;
+/** Payment methods of the payments, by their ordinal mod 10 (the rest pm_card_visa). */
+const PAYMENT_METHODS: Record<number, string> = {
+  0: 'pm_card_declined',
+  3: 'pm_card_lost_response',
+  7: 'pm_card_timeout',
+};
 
 const WEBHOOK_ENV = {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -46,7 +65,7 @@ const WEBHOOK_ENV = {
   WEBHOOK_SWEEP_INTERVAL_MS: '500',
 };
 
-const KINDS = ['invoice', 'credit_note', 'settlement', 'purchase_invoice'] as const;
+const KINDS = ['invoice', 'credit_note', 'settlement', 'purchase_invoice', 'payment'] as const;
 type Kind = (typeof KINDS)[number];
 
 const TABLE: Record<Kind, string> = {
@@ -54,6 +73,7 @@ const TABLE: Record<Kind, string> = {
   credit_note: 'credit_notes',
   settlement: 'settlements',
   purchase_invoice: 'purchase_invoices',
+  payment: 'payments',
 };
 
 interface ChaosCompany extends TestCompany {
@@ -73,6 +93,8 @@ interface Call {
   replayed?: boolean;
   attempts: number;
   error?: string;
+  /** A payment's final status as its client was told. */
+  paymentStatus?: string;
 }
 
 interface LogicalOperation {
@@ -85,12 +107,15 @@ interface LogicalOperation {
 }
 
 /**
- * Chaos: two API processes and one worker on one PostgreSQL of the suite's own, under a steady
- * load of retrying SDK clients (four companies, every document type, same-key requests sent to
- * both APIs at once), while the APIs are SIGKILLed and restarted, the worker is SIGKILLed and
- * restarted, and PostgreSQL itself is restarted under the running processes. Afterwards the
- * books must be exactly right, every event must have reached its webhook, and no 5xx may have
- * been answered outside a fault window. Run with `npm run test:chaos` (builds first).
+ * Chaos: two API processes and one worker on one PostgreSQL of the suite's own, and the provider
+ * sandbox with a random fault mix, under a steady load of retrying SDK clients (four companies,
+ * every document type and payments, same-key requests sent to both APIs at once), while the APIs
+ * are SIGKILLed and restarted, the worker is SIGKILLed and restarted, the sandbox is SIGKILLed and
+ * restarted on its data dir, and PostgreSQL itself is restarted under the running processes.
+ * Afterwards the books must be exactly right, the provider's charges and the local payments must
+ * agree one to one, no payment may stay `processing`, every event must have reached its webhook,
+ * and no 5xx may have been answered outside a fault window. Run with `npm run test:chaos`
+ * (builds first).
  */
 describe('chaos: kills and a database restart under mixed load', () => {
   const timeline = new ChaosTimeline();
@@ -100,7 +125,11 @@ describe('chaos: kills and a database restart under mixed load', () => {
   let ports: number[];
   const apis: ApiProcess[] = [];
   let worker: WorkerProcess;
-  let restarts = { api: 0, worker: 0 };
+  let sandbox: RunningProviderSandbox;
+  let sandboxPort: number;
+  let sandboxDir: string;
+  const sandboxSeed = Number(process.env.CHAOS_SANDBOX_SEED ?? Math.floor(Math.random() * 2 ** 32));
+  let restarts = { api: 0, worker: 0, sandbox: 0 };
   /** Output of processes that were killed, for failure messages. */
   const deadOutput: string[] = [];
 
@@ -111,6 +140,10 @@ describe('chaos: kills and a database restart under mixed load', () => {
     // Every API and worker process seals and opens webhook secrets with this one key.
     SECRETS_KEY: TEST_SECRETS_KEY,
     ...WEBHOOK_ENV,
+    // One URL for the whole run: the sandbox restarts on the same port and data dir.
+    ...paymentEnv(sandbox),
+    // Client retries count too; the recovery must outlast the sandbox's down time and the fault mix.
+    PAYMENT_RECOVERY_MAX_ATTEMPTS: '50',
   });
   const startApi = async (slot: number): Promise<ApiProcess> => {
     apis[slot] = await startApiProcess({ env: { ...processEnv(), PORT: String(ports[slot]) } });
@@ -121,8 +154,22 @@ describe('chaos: kills and a database restart under mixed load', () => {
     return worker;
   };
 
+  /** The sandbox, on the suite's port and data dir: its state survives each of its kills. */
+  const startSandbox = async (): Promise<RunningProviderSandbox> => {
+    sandbox = await startTestSandbox({
+      dataDir: sandboxDir,
+      port: sandboxPort,
+      faults: PROVIDER_FAULTS,
+      seed: sandboxSeed,
+    });
+    return sandbox;
+  };
+
   beforeAll(async () => {
     database = await startChaosDatabase();
+    sandboxPort = await freePort();
+    sandboxDir = await sandboxDataDir();
+    await startSandbox();
     receiver = await WebhookReceiver.start();
     ports = await Promise.all(Array.from({ length: API_PROCESSES }, () => freePort()));
     for (let slot = 0; slot < API_PROCESSES; slot += 1) await startApi(slot);
@@ -132,6 +179,7 @@ describe('chaos: kills and a database restart under mixed load', () => {
   afterAll(async () => {
     await stopAllWorkerProcesses();
     await stopAllApiProcesses();
+    await stopAllSandboxes();
     await receiver?.close();
     await database?.destroy();
   }, SETUP_TIMEOUT_MS);
@@ -172,6 +220,8 @@ describe('chaos: kills and a database restart under mixed load', () => {
       const db = new Pool({ connectionString: database.url, max: 4 });
       try {
         const companyIds = companies.map((company) => company.companyId);
+        // The recovery leaves no payment processing (bounded wait; every client already got its outcome).
+        const processingLeft = await stillProcessing(db, companyIds);
         const { rows: eventRows } = await db.query<{ id: string; company_id: string; object_id: string }>(
           `SELECT id, company_id, data -> 'object' ->> 'id' AS object_id FROM events WHERE company_id = ANY($1)`,
           [companyIds],
@@ -204,6 +254,7 @@ describe('chaos: kills and a database restart under mixed load', () => {
           deliveryStatuses,
           fiveHundreds,
           webhooksMissing: waitError !== undefined,
+          processingLeft,
           durations: {
             total: Date.now() - runStartedAt,
             load: loadEndedAt - loadStartedAt,
@@ -265,23 +316,31 @@ describe('chaos: kills and a database restart under mixed load', () => {
         expect(series.length).toBe(COMPANIES * 2);
         expect(series.filter((row) => !row.gapless)).toEqual([]);
 
-        // Running totals equal the sums of credit notes and allocations.
+        // Running totals equal the sums of credit notes, and of allocations and succeeded payments.
         const { rows: drift } = await db.query(
           `SELECT id, credited_total, paid_total FROM invoices i WHERE company_id = ANY($1)
               AND (credited_total <> (SELECT coalesce(sum(gross_total), 0) FROM credit_notes c WHERE c.invoice_id = i.id)
-                   OR paid_total <> (SELECT coalesce(sum(amount), 0) FROM settlement_allocations a WHERE a.invoice_id = i.id))`,
+                   OR paid_total <> (SELECT coalesce(sum(amount), 0) FROM settlement_allocations a WHERE a.invoice_id = i.id)
+                                  + (SELECT coalesce(sum(amount), 0) FROM payments p
+                                      WHERE p.company_id = i.company_id AND p.invoice_id = i.id AND p.status = 'succeeded'))`,
           [companyIds],
         );
         expect(drift).toEqual([]);
 
-        // One balanced journal entry per document; balanced per company and currency, in the
-        // database and in the API's trial balance.
+        // Payments: none processing; each as its clients were told; one to one with the provider's charges.
+        expect(processingLeft).toEqual([]);
+        await expectPaymentsMatchProvider(db, companies, operations);
+
+        // One balanced journal entry per document (a declined payment has none); balanced per
+        // company and currency, in the database and in the API's trial balance.
         const { rows: entries } = await db.query<{ company_id: string; entries: number }>(
           `SELECT company_id, count(*)::int AS entries FROM journal_entries WHERE company_id = ANY($1) GROUP BY company_id`,
           [companyIds],
         );
         for (const company of companies) {
-          const documents = operations.filter((op) => op.company === company).length;
+          const documents = operations.filter(
+            (op) => op.company === company && op.calls[0].paymentStatus !== 'failed',
+          ).length;
           expect(entries.find((row) => row.company_id === company.companyId)?.entries).toBe(documents);
         }
         const { rows: unbalancedEntries } = await db.query(
@@ -346,6 +405,7 @@ describe('chaos: kills and a database restart under mixed load', () => {
         expect(faults.filter((fault) => fault.kind === 'api_kill').length).toBeGreaterThanOrEqual(3);
         expect(faults.filter((fault) => fault.kind === 'worker_kill')).toHaveLength(1);
         expect(faults.filter((fault) => fault.kind === 'postgres_restart')).toHaveLength(1);
+        expect(faults.filter((fault) => fault.kind === 'sandbox_kill')).toHaveLength(2);
         expect(faults.every((fault) => fault.recoveredAt !== undefined)).toBe(true);
         // The processes that lived through the database restart are still the ones running.
         expect({ apis: apis.map((api) => api.running), worker: worker.running }).toEqual({
@@ -424,16 +484,35 @@ describe('chaos: kills and a database restart under mixed load', () => {
     await killWorker();
     await sleep(2_000);
     await killApi(0);
+    await sleep(1_500);
+    await killSandbox();
     await sleep(2_000);
     await killApi(1);
     await sleep(2_000);
     await restartPostgres();
     await sleep(3_000);
     await killApi(0);
+    await sleep(1_500);
+    await killSandbox();
     await sleep(2_000);
     await killApi(1);
     await sleep(2_500);
     return timeline.faults;
+  }
+
+  /**
+   * SIGKILLs the provider sandbox (a charge it was holding is never made; one it answered is
+   * fsynced) and starts it again on the same port and data dir after a while without it.
+   */
+  async function killSandbox(): Promise<void> {
+    const fault = timeline.begin('sandbox_kill', 'sandbox');
+    const victim = sandbox;
+    expect(await victim.kill('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
+    deadOutput.push(`--- sandbox (pid ${victim.pid}) ---\n${victim.output()}`);
+    await sleep(SANDBOX_DOWN_MS);
+    await startSandbox();
+    restarts = { ...restarts, sandbox: restarts.sandbox + 1 };
+    timeline.recovered(fault);
   }
 
   async function killApi(slot: number): Promise<void> {
@@ -514,6 +593,17 @@ describe('chaos: kills and a database restart under mixed load', () => {
           .withLine({ quantity: '1', unitPrice: 2_000 + (index % 900) })
           .build();
         break;
+      case 'payment':
+        body = {
+          invoiceId: target,
+          amount: 500 + (index % 400),
+          // By the payment's own ordinal (operation kinds rotate per COMPANIES operations).
+          paymentMethod:
+            PAYMENT_METHODS[
+              (Math.floor(index / (COMPANIES * KINDS.length)) * COMPANIES + (index % COMPANIES)) % 10
+            ] ?? 'pm_card_visa',
+        };
+        break;
     }
     return { kind, company, key: `chaos-${kind}-${tag}`, body, dual: index % DUAL_EVERY === 0, calls: [] };
   }
@@ -546,6 +636,23 @@ describe('chaos: kills and a database restart under mixed load', () => {
             options,
           );
           break;
+        case 'payment': {
+          // Same key until the outcome is known: a 202 (provider fault, sandbox down) is re-sent.
+          const paid = await client.payments.createAndWait(operation.body as unknown as CreatePaymentDto, {
+            ...options,
+            maxWaitMs: 90_000,
+            pollIntervalMs: 200,
+            maxPollIntervalMs: 2_000,
+          });
+          return {
+            target,
+            status: paid.status,
+            id: paid.data.id,
+            replayed: paid.replayed,
+            attempts: paid.attempts,
+            paymentStatus: paid.data.status,
+          };
+        }
       }
       return {
         target,
@@ -555,11 +662,110 @@ describe('chaos: kills and a database restart under mixed load', () => {
         attempts: result.attempts,
       };
     } catch (error) {
-      if (error instanceof LedgerkeyApiError || error instanceof LedgerkeyConnectionError) {
+      if (
+        error instanceof LedgerkeyApiError ||
+        error instanceof LedgerkeyConnectionError ||
+        error instanceof PaymentStillProcessingError
+      ) {
         return { target, attempts: error.attempts, error: `${error.name}: ${error.message}` };
       }
       throw error;
     }
+  }
+
+  /**
+   * For every logical payment: one local payment (the one its clients were told, with the status
+   * they were told), and at the provider exactly the charges its outcome implies, matched by
+   * `providerReference` — succeeded: one succeeded charge of its amount, the payment's
+   * `providerChargeId`; failed with a charge id (a decline): that one failed charge; failed without
+   * one (a refusal): none. No charge at the provider without its local payment, and each succeeded
+   * payment has exactly one journal entry of its amount.
+   */
+  async function expectPaymentsMatchProvider(
+    db: Pool,
+    companies: ChaosCompany[],
+    operations: LogicalOperation[],
+  ): Promise<void> {
+    const provider = new SandboxHttp(sandbox);
+    const charges: Array<{
+      id: string;
+      reference: string;
+      amount: number;
+      status: string;
+      metadata: { companyId?: string; paymentId?: string };
+    }> = [];
+    for (const company of companies) {
+      let startingAfter: string | undefined;
+      for (;;) {
+        const query = `companyId=${company.companyId}&limit=1000${startingAfter ? `&startingAfter=${startingAfter}` : ''}`;
+        const page = await provider.call('GET', `/v1/charges?${query}`);
+        expect(page.status).toBe(200);
+        charges.push(...page.body.data);
+        if (!page.body.hasMore) break;
+        startingAfter = page.body.data.at(-1).id;
+      }
+    }
+    // Every charge the sandbox ever made (dropped ones included) is one of these companies'.
+    const counters = (await provider.call('GET', '/_sandbox/counters')).body;
+    expect(counters.charges.total).toBe(charges.length);
+
+    const { rows: payments } = await db.query<{
+      id: string;
+      company_id: string;
+      status: string;
+      amount: string;
+      provider_reference: string;
+      provider_charge_id: string | null;
+      entries: number;
+      entry_amount: string | null;
+    }>(
+      `SELECT p.id, p.company_id, p.status, p.amount::text, p.provider_reference, p.provider_charge_id,
+              (SELECT count(*)::int FROM journal_entries e
+                WHERE e.company_id = p.company_id AND e.source_type = 'payment' AND e.source_id = p.id) AS entries,
+              (SELECT sum(l.debit)::text FROM journal_entries e JOIN journal_lines l ON l.entry_id = e.id
+                WHERE e.company_id = p.company_id AND e.source_type = 'payment' AND e.source_id = p.id) AS entry_amount
+         FROM payments p WHERE p.company_id = ANY($1)`,
+      [companies.map((company) => company.companyId)],
+    );
+    const byReference = new Map<string, typeof charges>();
+    for (const charge of charges)
+      byReference.set(charge.reference, [...(byReference.get(charge.reference) ?? []), charge]);
+
+    const told = new Map(
+      operations
+        .filter((op) => op.kind === 'payment')
+        .map((op) => [`${op.company.companyId}/${op.calls[0].id}`, op.calls[0].paymentStatus]),
+    );
+    const mismatches: string[] = [];
+    for (const payment of payments) {
+      const mine = byReference.get(payment.provider_reference) ?? [];
+      byReference.delete(payment.provider_reference);
+      const expected =
+        payment.status === 'succeeded'
+          ? [`${payment.provider_charge_id} succeeded ${payment.amount}`]
+          : payment.provider_charge_id === null
+            ? []
+            : [`${payment.provider_charge_id} failed ${payment.amount}`];
+      const actual = mine.map((charge) => `${charge.id} ${charge.status} ${charge.amount}`);
+      const entries = payment.status === 'succeeded' ? `1 × ${payment.amount}` : '0 × null';
+      const ledger = `${payment.entries} × ${payment.entry_amount}`;
+      const toldStatus = told.get(`${payment.company_id}/${payment.id}`);
+      if (
+        JSON.stringify(actual) !== JSON.stringify(expected) ||
+        ledger !== entries ||
+        toldStatus !== payment.status ||
+        mine.some((charge) => charge.metadata.paymentId !== payment.id)
+      ) {
+        mismatches.push(
+          `${payment.id} ${payment.status} (told ${toldStatus}): charges ${JSON.stringify(actual)}, ` +
+            `expected ${JSON.stringify(expected)}; ledger ${ledger}, expected ${entries}`,
+        );
+      }
+    }
+    expect(mismatches).toEqual([]);
+    // No charge at the provider without its local payment.
+    expect([...byReference.keys()]).toEqual([]);
+    expect(payments.length).toBe(told.size);
   }
 
   async function listEventIds(company: ChaosCompany): Promise<string[]> {
@@ -579,6 +785,7 @@ describe('chaos: kills and a database restart under mixed load', () => {
     deliveryStatuses: Record<string, number>;
     fiveHundreds: { inside: RecordedAttempt[]; outside: RecordedAttempt[] };
     webhooksMissing: boolean;
+    processingLeft: string[];
     durations: { total: number; load: number; drain: number };
   }): void {
     const { operations, faults, received, fiveHundreds } = report;
@@ -638,9 +845,12 @@ describe('chaos: kills and a database restart under mixed load', () => {
       }; both replayed (the executing answer was lost to a fault): ${
         pairs.filter((op) => op.calls.every((c) => c.replayed)).length
       }`,
-      `kills: api ${faults.filter((f) => f.kind === 'api_kill').length}, worker ${faults.filter((f) => f.kind === 'worker_kill').length}; ` +
-        `restarts: api ${restarts.api}, worker ${restarts.worker}, postgres ${faults.filter((f) => f.kind === 'postgres_restart').length}`,
+      `kills: api ${faults.filter((f) => f.kind === 'api_kill').length}, worker ${faults.filter((f) => f.kind === 'worker_kill').length}, ` +
+        `sandbox ${faults.filter((f) => f.kind === 'sandbox_kill').length}; ` +
+        `restarts: api ${restarts.api}, worker ${restarts.worker}, sandbox ${restarts.sandbox}, postgres ${faults.filter((f) => f.kind === 'postgres_restart').length}`,
       `5xx codes: ${JSON.stringify(tally([...fiveHundreds.inside, ...fiveHundreds.outside].map((a) => `${a.status} ${a.code ?? '?'}`)))}`,
+      `payments: ${JSON.stringify(tally(operations.filter((op) => op.kind === 'payment').map((op) => `${String(op.body.paymentMethod)} → ${op.calls[0]?.paymentStatus ?? 'error'}`)))}; ` +
+        `202 answers: ${count((a) => a.status === 202)}; provider faults ${PROVIDER_FAULTS} (seed ${sandboxSeed}, CHAOS_SANDBOX_SEED)`,
       `events: ${report.eventCount}; received ${received.size} distinct in ${receiver.requests.length} requests; ` +
         `${duplicates} received more than once; deliveries ${JSON.stringify(report.deliveryStatuses)}`,
       `duration: total ${seconds(report.durations.total)} s, load ${seconds(report.durations.load)} s, ` +
@@ -652,6 +862,7 @@ describe('chaos: kills and a database restart under mixed load', () => {
       fiveHundreds.inside.some((attempt) => attempt.code !== 'service_unavailable') ||
       failedCalls.length > 0 ||
       report.webhooksMissing ||
+      report.processingLeft.length > 0 ||
       !worker.running
     ) {
       lines.push('5xx outside fault windows:', ...fiveHundreds.outside.map((a) => JSON.stringify(a)));
@@ -659,6 +870,8 @@ describe('chaos: kills and a database restart under mixed load', () => {
       lines.push(
         ...apis.map((api, slot) => `--- api${slot} (pid ${api.pid}) ---\n${api.output()}`),
         `--- worker (pid ${worker.pid}) ---\n${worker.output()}`,
+        `--- sandbox (pid ${sandbox.pid}) ---\n${sandbox.output()}`,
+        `payments still processing: ${report.processingLeft.join(', ')}`,
         ...deadOutput,
       );
     }
@@ -676,6 +889,19 @@ async function settledDeliveryStatuses(db: Pool, companyIds: string[]): Promise<
     );
     const statuses = Object.fromEntries(rows.map((row) => [row.status, row.count]));
     if (statuses.pending === undefined || Date.now() > deadline) return statuses;
+    await sleep(200);
+  }
+}
+
+/** The companies' payments still `processing` once the recovery had its time (bounded wait). */
+async function stillProcessing(db: Pool, companyIds: string[]): Promise<string[]> {
+  const deadline = Date.now() + PAYMENTS_SETTLE_WAIT_MS;
+  for (;;) {
+    const { rows } = await db.query<{ id: string }>(
+      `SELECT id FROM payments WHERE company_id = ANY($1) AND status = 'processing'`,
+      [companyIds],
+    );
+    if (rows.length === 0 || Date.now() > deadline) return rows.map((row) => row.id);
     await sleep(200);
   }
 }

@@ -110,6 +110,26 @@ describe('operator CLI', () => {
     expect(await companiesNamed(name)).toBe(1);
   }, 60_000);
 
+  it('company:create with profile options sets the profile the API answers (legal name defaulting to --name)', async () => {
+    const { stdout } = await companyCreate('UAB CLI Profilis', `cli-${randomUUID()}`, [
+      '--json',
+      ...['--vat-id', 'LT100009876543', '--iban', 'LT601010012345678901', '--city', 'Kaunas'],
+    ]);
+
+    const { apiKey } = JSON.parse(stdout) as { apiKey: string };
+    const profile = await t.http.get('/v1/company/profile').set('Authorization', `Bearer ${apiKey}`);
+    expect(profile.body).toEqual({
+      object: 'company_profile',
+      legalName: 'UAB CLI Profilis',
+      vatId: 'LT100009876543',
+      registrationNumber: null,
+      address: { street: null, city: 'Kaunas', postalCode: null, countryCode: 'LT' },
+      iban: 'LT601010012345678901',
+      email: null,
+      peppolId: null,
+    });
+  }, 60_000);
+
   it('run again with the same --idempotency-key, it prints the same JSON and creates nothing new', async () => {
     const name = `UAB CLI ${randomUUID()}`;
     const key = `cli-${randomUUID()}`;

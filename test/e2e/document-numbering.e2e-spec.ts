@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import type { Response } from 'supertest';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
+import { SQL_SELLER } from '../support/sql-fixtures';
 import { testDatabasePool } from '../support/test-database';
 
 /**
@@ -147,10 +148,10 @@ describe('document numbering: one namespace per document type', () => {
     function insertInvoice(companyId: string, series: string) {
       return db.query(
         `INSERT INTO invoices (id, company_id, series, sequence, number, currency, issue_date, customer,
-                               vat_breakdown, net_total, vat_total, gross_total, created_at)
-         VALUES ($1, $2, $3, 1, $3 || '-000001', 'EUR', '2026-11-30', '{"name": "SQL"}', '[]', 0, 0, 0, now())
+                               vat_breakdown, net_total, vat_total, gross_total, created_at, seller)
+         VALUES ($1, $2, $3, 1, $3 || '-000001', 'EUR', '2026-11-30', '{"name": "SQL"}', '[]', 0, 0, 0, now(), $4)
          RETURNING id`,
-        [randomUUID(), companyId, series],
+        [randomUUID(), companyId, series, SQL_SELLER],
       );
     }
 
@@ -171,9 +172,9 @@ describe('document numbering: one namespace per document type', () => {
       await expect(
         db.query(
           `INSERT INTO credit_notes (id, company_id, invoice_id, series, sequence, number, reason, currency,
-                                     vat_breakdown, net_total, vat_total, gross_total, created_at)
-           VALUES ($1, $2, $3, 'INV', 1, 'INV-000001', 'other', 'EUR', '[]', 1, 0, 1, now())`,
-          [randomUUID(), company.companyId, invoice.id],
+                                     vat_breakdown, net_total, vat_total, gross_total, created_at, seller)
+           VALUES ($1, $2, $3, 'INV', 1, 'INV-000001', 'other', 'EUR', '[]', 1, 0, 1, now(), $4)`,
+          [randomUUID(), company.companyId, invoice.id, SQL_SELLER],
         ),
       ).rejects.toMatchObject({ code: '23514', constraint: 'ck_credit_notes_series' });
     });

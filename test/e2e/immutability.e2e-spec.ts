@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
+import { SQL_SELLER } from '../support/sql-fixtures';
 import { testDatabasePool } from '../support/test-database';
 
 interface IssuedInvoice {
@@ -105,8 +106,9 @@ describe('immutability enforced by the database', () => {
   ): Promise<string> {
     const id = randomUUID();
     await client.query(
-      `INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at, line_count)
-       VALUES ($1, $2, 'EUR', 'manual', $3, 'written by a test through SQL', now(), $4)`,
+      `INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at,
+                                    entry_date, line_count)
+       VALUES ($1, $2, 'EUR', 'manual', $3, 'written by a test through SQL', now(), current_date, $4)`,
       [id, companyId, randomUUID(), declaredLineCount],
     );
     for (const [index, line] of lines.entries()) {
@@ -125,15 +127,16 @@ describe('immutability enforced by the database', () => {
   ): Promise<unknown> {
     return client.query(
       `INSERT INTO invoices (id, company_id, series, sequence, number, order_id, currency, issue_date, customer,
-                             vat_breakdown, net_total, vat_total, gross_total, created_at)
+                             vat_breakdown, net_total, vat_total, gross_total, created_at, seller)
        VALUES ($1, $2, 'INV', $3, $4, $5, 'EUR', current_date,
-               '{"name": "SQL Customer", "countryCode": "LT"}', '[]', 0, 0, 0, now())`,
+               '{"name": "SQL Customer", "countryCode": "LT"}', '[]', 0, 0, 0, now(), $6)`,
       [
         randomUUID(),
         companyId,
         fields.sequence,
         `INV-${String(fields.sequence).padStart(6, '0')}`,
         fields.orderId,
+        SQL_SELLER,
       ],
     );
   }
@@ -156,6 +159,7 @@ describe('immutability enforced by the database', () => {
       ['currency', `currency = 'USD'`],
       ['order_id', `order_id = 'another-order'`],
       ['notes', `notes = 'added later'`],
+      ['seller (the profile snapshot)', `seller = jsonb_set(seller, '{vatId}', '"LT999999999999"')`],
     ])('UPDATE of %s is rejected by the trigger and changes nothing', async (_field, assignment) => {
       const company = await t.newCompany();
       const { invoice, text } = await issueInvoice(company);
@@ -334,6 +338,11 @@ describe('immutability enforced by the database', () => {
       [
         'UPDATE journal_entries posted_at',
         `UPDATE journal_entries SET posted_at = posted_at - interval '1 day' WHERE id = $1`,
+        'journal_entries',
+      ],
+      [
+        'UPDATE journal_entries entry_date',
+        `UPDATE journal_entries SET entry_date = entry_date + 31 WHERE id = $1`,
         'journal_entries',
       ],
       ['DELETE journal_entries', `DELETE FROM journal_entries WHERE id = $1`, 'journal_entries'],

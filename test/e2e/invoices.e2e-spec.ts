@@ -27,6 +27,7 @@ interface JournalEntryBody {
   sourceId: string;
   memo: string;
   postedAt: string;
+  entryDate: string;
   lines: Array<{ account: string; debit: number; credit: number }>;
 }
 
@@ -135,6 +136,16 @@ describe('sales invoices', () => {
         currency: 'GBP',
         issueDate: expect.any(String),
         dueDate: '2099-12-30',
+        // The company profile at issue: without one, its name and country.
+        seller: {
+          legalName: 'Test Company',
+          vatId: null,
+          registrationNumber: null,
+          address: { street: null, city: null, postalCode: null, countryCode: 'GB' },
+          iban: null,
+          email: null,
+          peppolId: null,
+        },
         customer: {
           name: 'UAB Pirkėjas',
           vatId: 'LT100001234567',
@@ -158,7 +169,11 @@ describe('sales invoices', () => {
         grossTotal: 12100,
         creditedTotal: 0,
         paidTotal: 0,
+        outstandingAmount: 12100,
+        paymentStatus: 'unpaid',
+        creditStatus: 'none',
         notes: null,
+        metadata: {},
         createdAt: expect.stringMatching(ISO_INSTANT),
       });
       expect([before.toISOString().slice(0, 10), after.toISOString().slice(0, 10)]).toContain(
@@ -219,6 +234,7 @@ describe('sales invoices', () => {
           sourceId: invoice.id,
           memo: 'Invoice INV-000001',
           postedAt: invoice.createdAt,
+          entryDate: invoice.issueDate,
           lines: invoicePostingLines({ netTotal: 10000, vatTotal: 2100, grossTotal: 12100 }),
         },
       ]);
@@ -525,6 +541,7 @@ describe('sales invoices', () => {
           sourceId: invoice.id,
           memo: `Invoice ${invoice.number}`,
           postedAt: invoice.createdAt,
+          entryDate: invoice.issueDate,
           lines: invoicePostingLines(invoice),
         })),
       );

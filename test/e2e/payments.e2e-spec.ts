@@ -5,6 +5,7 @@ import type { Pool } from 'pg';
 import type { Response } from 'supertest';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { eventually, paymentBooksOf, paymentEntryOf, paymentEnv } from '../support/payment-books';
+import { aSettlement } from '../support/settlement.builder';
 import {
   SandboxHttp,
   startTestSandbox,
@@ -118,6 +119,7 @@ describe('payments', () => {
         provider: 'sandbox',
         providerReference: `lkpay_${payment.id}`,
         providerChargeId: expect.stringMatching(/^ch_/),
+        metadata: {},
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });
@@ -375,6 +377,119 @@ describe('payments', () => {
       expect(fixed.status).toBe(201);
       expect((await counters()).charges.total).toBe(chargesBefore + 1);
     });
+    it('a paid or partly credited invoice owes only what is left: above it 422 amount_exceeds_outstanding, nothing charged', async () => {
+      const company = await api.newCompany();
+      const paid = await anIssuedInvoice(company);
+      const full = await pay(company, { invoiceId: paid.id, paymentMethod: 'pm_card_visa' }, newKey('pay'));
+      expect(full.body).toMatchObject({ status: 'succeeded', amount: GROSS });
+      const partlyCredited = await anIssuedInvoice(company);
+      // 1 × 50.00 at 21 % credited: 6050 of 12100 left.
+      const credit = await api.http
+        .post('/v1/sales/credit-notes/create')
+        .set(company.auth)
+        .set('Idempotency-Key', newKey('credit'))
+        .send({
+          invoiceId: partlyCredited.id,
+          reason: 'other',
+          lines: [{ description: 'One hour less', quantity: '1', unitPrice: 5000, vatRate: '21' }],
+        });
+      expect(credit.status).toBe(201);
+      const chargesBefore = (await counters()).charges.total;
+
+      const refusals: Array<[string, Record<string, unknown>, string]> = [
+        [
+          'fully paid, default amount',
+          { invoiceId: paid.id, paymentMethod: 'pm_card_visa' },
+          'outstanding: 0',
+        ],
+        [
+          'fully paid, 1 cent',
+          { invoiceId: paid.id, amount: 1, paymentMethod: 'pm_card_visa' },
+          'outstanding: 0',
+        ],
+        [
+          'partly credited, 1 cent too much',
+          { invoiceId: partlyCredited.id, amount: 6051, paymentMethod: 'pm_card_visa' },
+          'outstanding: 6050',
+        ],
+      ];
+      for (const [name, body, detail] of refusals) {
+        const response = await pay(company, body, newKey('refused'));
+        expect({ name, status: response.status, code: response.body.code }).toEqual({
+          name,
+          status: 422,
+          code: 'amount_exceeds_outstanding',
+        });
+        expect(response.body.detail).toContain(detail);
+      }
+      expect((await counters()).charges.total).toBe(chargesBefore);
+
+      // What is left can be paid, and then nothing more.
+      const rest = await pay(
+        company,
+        { invoiceId: partlyCredited.id, paymentMethod: 'pm_card_visa' },
+        newKey('pay'),
+      );
+      expect(rest.body).toMatchObject({ status: 'succeeded', amount: 6050 });
+      const books = await paymentBooksOf(db, company.companyId);
+      expect(books.invoices[partlyCredited.id].paid).toBe(6050);
+      expect(books.payments.map((payment) => payment.status)).toEqual(['succeeded', 'succeeded']);
+    });
+
+    it('hostile values in any field → 4xx problem+json with a code (a well-formed unknown method: 201 failed payment_method_unknown), never a 5xx, nothing charged', async () => {
+      const company = await api.newCompany();
+      const invoice = await anIssuedInvoice(company);
+      const chargesBefore = (await counters()).charges.total;
+      // (null in an optional field — amount, currency — means "omitted", as everywhere in the API.)
+      const hostile: unknown[] = [
+        '',
+        '\u0000',
+        '\ud800',
+        [],
+        {},
+        true,
+        -0,
+        0.1,
+        1e308,
+        Number.MAX_SAFE_INTEGER + 2,
+        '9'.repeat(60),
+        'x'.repeat(300),
+      ];
+      const fields = ['invoiceId', 'amount', 'currency', 'paymentMethod'];
+      for (const field of fields) {
+        const required = field === 'invoiceId' || field === 'paymentMethod';
+        for (const value of required ? [null, ...hostile] : hostile) {
+          const body: Record<string, unknown> = {
+            invoiceId: invoice.id,
+            paymentMethod: 'pm_card_visa',
+            [field]: value,
+          };
+          const response = await pay(company, body, newKey('hostile'));
+          const refused = response.status >= 400 && response.status < 500;
+          // A well-formed but unknown payment method reaches the provider, which refuses it: a
+          // final `failed` payment with its code, nothing charged.
+          const providerRefused =
+            field === 'paymentMethod' && typeof value === 'string' && /^[\x21-\x7E]{1,255}$/.test(value);
+          expect({
+            field,
+            value,
+            outcome: refused ? 'refused' : `${response.status} ${response.body.failureCode}`,
+          }).toEqual({
+            field,
+            value,
+            outcome: providerRefused ? '201 payment_method_unknown' : 'refused',
+          });
+          if (refused) {
+            expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+            expect(typeof response.body.code).toBe('string');
+          }
+        }
+      }
+      expect((await counters()).charges.total).toBe(chargesBefore);
+      expect(
+        (await paymentBooksOf(db, company.companyId)).payments.map((payment) => payment.failure_code),
+      ).toEqual(['payment_method_unknown']);
+    });
   });
 
   describe('concurrency', () => {
@@ -422,6 +537,40 @@ describe('payments', () => {
       expect(books.payments.map((payment) => payment.status)).toEqual(['succeeded', 'succeeded']);
       expect(books.invoices[invoice.id].paid).toBe(2 * amount);
       expect((await counters()).charges.total).toBe(chargesBefore + 2);
+    });
+  });
+
+  describe('settlements', () => {
+    it('a settlement cannot take what a processing payment holds back; the payment then succeeds in full', async () => {
+      const company = await api.newCompany();
+      const invoice = await anIssuedInvoice(company);
+      const key = newKey('pay');
+      const body = { invoiceId: invoice.id, amount: 10_000, paymentMethod: 'pm_card_timeout' };
+      const processing = await pay(company, body, key);
+      expect(processing.body).toMatchObject({ status: 'processing' });
+      const settle = (payoutId: string, amount: number) =>
+        api.http
+          .post('/v1/settlements/create')
+          .set(company.auth)
+          .set('Idempotency-Key', newKey('settle'))
+          .send(aSettlement().forPayout(payoutId).withFee(0).allocating(invoice.id, amount).build());
+
+      const refused = await settle(`po_${randomUUID()}`, GROSS - 10_000 + 1);
+      expect({ status: refused.status, code: refused.body.code }).toEqual({
+        status: 422,
+        code: 'allocation_exceeds_outstanding',
+      });
+      expect(refused.body.detail).toContain('payments still processing 10000');
+      const rest = await settle(`po_${randomUUID()}`, GROSS - 10_000);
+      expect(rest.status).toBe(201);
+
+      const final = await payUntilFinal(company, body, key);
+
+      expect(final.status).toBe(201);
+      expect(final.body).toMatchObject({ id: processing.body.id, status: 'succeeded', amount: 10_000 });
+      const books = await paymentBooksOf(db, company.companyId);
+      expect(books.invoices[invoice.id]).toEqual({ gross: GROSS, paid: GROSS });
+      expect(books.entries).toEqual({ [processing.body.id]: paymentEntryOf(10_000) });
     });
   });
 

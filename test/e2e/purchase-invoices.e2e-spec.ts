@@ -189,6 +189,7 @@ describe('purchase invoices', () => {
         vatTotal: 2145,
         grossTotal: 12645,
         notes: null,
+        metadata: {},
         createdAt: expect.stringMatching(ISO_INSTANT),
       });
       expect(Object.keys(invoice)).toEqual([
@@ -205,6 +206,7 @@ describe('purchase invoices', () => {
         'vatTotal',
         'grossTotal',
         'notes',
+        'metadata',
         'createdAt',
       ]);
       const createdAt = Date.parse(invoice.createdAt);

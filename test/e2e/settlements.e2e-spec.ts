@@ -42,6 +42,7 @@ interface JournalEntryBody {
   sourceId: string;
   memo: string;
   postedAt: string;
+  entryDate: string;
   currency: string;
   lines: Array<{ account: string; debit: number; credit: number }>;
 }
@@ -232,6 +233,7 @@ describe('settlements', () => {
           { invoiceId: consulting.id, invoiceNumber: consulting.number, amount: DEFAULT_GROSS },
           { invoiceId: books.id, invoiceNumber: books.number, amount: 1000 },
         ]),
+        metadata: {},
         createdAt: expect.stringMatching(ISO_INSTANT),
       });
       const createdAt = Date.parse(settlement.createdAt);
@@ -282,6 +284,7 @@ describe('settlements', () => {
           sourceId: settlement.id,
           memo: 'Settlement of payout po_1NxY',
           postedAt: settlement.createdAt,
+          entryDate: settlement.paidAt.slice(0, 10),
           lines: [
             { account: 'bank', debit: 12_950, credit: 0 },
             { account: 'payment_fees', debit: 150, credit: 0 },

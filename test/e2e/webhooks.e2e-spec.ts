@@ -254,6 +254,7 @@ describe('webhook delivery (worker in the API process)', () => {
       status: 'enabled',
       createdAt: expect.any(String),
       disabledAt: null,
+      metadata: {},
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     const replay = await registerEndpoint(

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { TestCompany } from './test-app';
+import { type TestCompany, UNLIMITED_RATE } from './test-app';
 import { testDatabaseUrl } from './test-database';
 import { TEST_SECRETS_KEY } from './test-secrets';
 
@@ -85,6 +85,8 @@ export async function startApiProcess(options: ApiProcessOptions = {}): Promise<
     // Without a URL the API would start a provider sandbox of its own under DATA_DIR (zero setup),
     // one per process on one folder. Tests that pay pass their own sandbox's URL and key.
     ...UNUSED_PAYMENT_PROVIDER,
+    // Suites fire bursts at one company from one address: only the rate-limit suites set a limit.
+    RATE_LIMIT_PER_SECOND: UNLIMITED_RATE,
     ...options.env,
   };
   const release = await holdSharedLock(BUILD_LOCK);

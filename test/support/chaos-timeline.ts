@@ -14,12 +14,12 @@ export interface RecordedAttempt {
   error?: string;
 }
 
-export type FaultKind = 'api_kill' | 'worker_kill' | 'postgres_restart';
+export type FaultKind = 'api_kill' | 'worker_kill' | 'postgres_restart' | 'sandbox_kill';
 
 /** A fault the suite injected: from the moment it struck until the system was whole again. */
 export interface InjectedFault {
   kind: FaultKind;
-  /** The process hit (`api0`, `worker`, `postgres`). */
+  /** The process hit (`api0`, `worker`, `postgres`, `sandbox`). */
   target: string;
   startedAt: number;
   /** When the process (or server) was back: restarted and listening. */
@@ -36,7 +36,7 @@ export interface FiveHundredsByWindow {
  * fault injected. A 5xx is excused only inside the window of a fault that can cause it —
  * from the fault until `graceMs` after recovery — and only for the processes that fault
  * touches: a killed API excuses its own answers, a database restart every API's; a worker kill
- * excuses none.
+ * excuses none, and neither does a killed payment provider (the API answers `202` without it).
  */
 export class ChaosTimeline {
   readonly attempts: RecordedAttempt[] = [];
@@ -114,6 +114,7 @@ function touches(fault: InjectedFault, target: string): boolean {
     case 'api_kill':
       return fault.target === target;
     case 'worker_kill':
+    case 'sandbox_kill':
       return false;
   }
 }

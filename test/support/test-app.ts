@@ -8,13 +8,16 @@ import { TEST_SECRETS_KEY } from './test-secrets';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 
+/** RATE_LIMIT_PER_SECOND of test apps and processes that do not test rate limits (the highest accepted). */
+export const UNLIMITED_RATE = '1000000';
+
 export interface TestApp {
   app: NestExpressApplication;
   baseUrl: string;
   http: ReturnType<typeof request>;
   /** Creates a fresh company through the admin API: tests never share a tenant. */
   newCompany(
-    overrides?: Partial<{ name: string; countryCode: string; currency: string }>,
+    overrides?: Partial<{ name: string; countryCode: string; currency: string; profile: object }>,
   ): Promise<TestCompany>;
   close(): Promise<void>;
 }
@@ -39,6 +42,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     LOG_LEVEL: 'error',
     DATABASE_POOL_SIZE: '10',
     SECRETS_KEY: TEST_SECRETS_KEY,
+    // Suites fire bursts at one company from one address: only the rate-limit suites set a limit.
+    RATE_LIMIT_PER_SECOND: UNLIMITED_RATE,
     ...env,
   });
   const app = await createApp(config, { url: testDatabaseUrl(), embedded: undefined });

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
+import { EInvoicingModule } from '@ledgerkey/einvoicing';
 import { IdempotencyModule, IdempotencyPurgeModule } from '@ledgerkey/idempotency';
 import { InvoicingModule } from '@ledgerkey/invoicing';
 import { JobsModule } from '@ledgerkey/jobs';
@@ -17,6 +18,7 @@ import { MIGRATIONS } from '../../../migrations';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenGuard } from './admin/admin-token.guard';
 import { API_CONFIG, type ApiConfig } from './config';
+import { CompanyProfileController } from './company/company-profile.controller';
 import { CreditNotesController } from './credit-notes/credit-notes.controller';
 import { EventsController } from './events/events.controller';
 import { HealthController } from './health/health.controller';
@@ -30,6 +32,7 @@ import { LedgerController } from './ledger/ledger.controller';
 import { PurchaseInvoicesController } from './purchases/purchase-invoices.controller';
 import { SettlementsController } from './settlements/settlements.controller';
 import { WebhookEndpointsController } from './webhooks/webhook-endpoints.controller';
+import { ApiKeysController } from './api-keys/api-keys.controller';
 import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
 import { replayBodySealer } from './replay-body-sealer';
 import { ProblemDetailsFilter } from './problem-details.filter';
@@ -64,10 +67,11 @@ export class AppModule {
           migrations: MIGRATIONS,
         }),
         SecretsModule.forRoot(config.secrets),
-        TenancyModule,
+        TenancyModule.forRoot(config.rateLimits),
         LedgerModule,
         OutboxModule,
         InvoicingModule,
+        EInvoicingModule,
         PurchasingModule,
         WebhooksModule.forRoot(config.webhooks),
         // The job runner: idle unless main.ts starts it (RUN_WORKER); stops before the database pool closes.
@@ -119,6 +123,8 @@ export class AppModule {
         LedgerController,
         EventsController,
         WebhookEndpointsController,
+        CompanyProfileController,
+        ApiKeysController,
         AdminController,
         HealthController,
       ],

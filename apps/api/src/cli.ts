@@ -5,9 +5,16 @@ import { NestFactory } from '@nestjs/core';
 import { prepareDatabase } from '@ledgerkey/database';
 import { IdempotencyError, IdempotentExecutor, parseIdempotencyKey } from '@ledgerkey/idempotency';
 import { ConfigError, JsonLogger } from '@ledgerkey/process';
-import { CreateCompanyDto, CreateCompanyHandler, type CreatedCompanyView } from '@ledgerkey/tenancy';
+import {
+  ApiKeyNotFoundError,
+  CreateCompanyDto,
+  CreateCompanyHandler,
+  type CreatedCompanyView,
+  LastReadWriteKeyError,
+} from '@ledgerkey/tenancy';
 import { ClsService } from 'nestjs-cls';
 import { createCompanyOnce } from './admin/create-company.operation';
+import { ApiKeyCommandError, ApiKeyCommands } from './api-keys/api-key-commands';
 import { AppModule } from './app.module';
 import { loadConfig } from './config';
 import { DATABASE_SCHEMA } from './database-schema';
@@ -16,10 +23,63 @@ import { requestValidationPipe } from './request-validation';
 const USAGE = `usage:
   npm run cli -- migrate
   npm run cli -- company:create --name NAME --country CC --currency CUR --idempotency-key KEY [--json]
+      [--legal-name NAME] [--vat-id ID] [--registration-number NO] [--street S] [--city C]
+      [--postal-code P] [--address-country CC] [--iban IBAN] [--email E] [--peppol-id SCHEME:ID]
+  npm run cli -- company:list [--json]
+  npm run cli -- api-key:list --company ID [--json]
+  npm run cli -- api-key:create --company ID --scope read_write|read_only [--name NAME] --idempotency-key KEY [--json]
+  npm run cli -- api-key:rotate --company ID --key ID --idempotency-key KEY [--json]
+  npm run cli -- api-key:revoke --company ID --key ID [--json]
 
 company:create is idempotent like POST /admin/companies (and shares its keys): run it again with
 the same --idempotency-key and input after a failure or a lost output, and it prints the same
-company and API key instead of creating a second one.`;
+company and API key instead of creating a second one. The profile options set the seller details
+its invoices carry (as the body's \`profile\` does on POST /admin/companies; the legal name defaults
+to --name); POST /v1/company/profile/update changes them later. api-key:create is idempotent the same way
+(sharing the company's keys of POST /v1/api-keys/create), and so is api-key:rotate, which creates
+a key with the same name and scope and revokes the old one in one transaction. api-key:revoke
+refuses the company's last active read_write key (rotate it instead). Revoked keys stop working
+on every API process within 5 s.`;
+
+/** company:create's profile options → the body's `profile` members. */
+const PROFILE_OPTIONS = {
+  'legal-name': 'legalName',
+  'vat-id': 'vatId',
+  'registration-number': 'registrationNumber',
+  iban: 'iban',
+  email: 'email',
+  'peppol-id': 'peppolId',
+} as const;
+const ADDRESS_OPTIONS = {
+  street: 'street',
+  city: 'city',
+  'postal-code': 'postalCode',
+  'address-country': 'countryCode',
+} as const;
+
+/** The `profile` of a company:create body, or undefined when no profile option was given. */
+function profileOf(values: Record<string, string | boolean | undefined>): object | undefined {
+  const pick = (options: Record<string, string>) =>
+    Object.fromEntries(
+      Object.entries(options).flatMap(([option, member]) =>
+        values[option] === undefined ? [] : [[member, values[option]]],
+      ),
+    );
+  const profile: Record<string, unknown> = pick(PROFILE_OPTIONS);
+  const address = pick(ADDRESS_OPTIONS);
+  if (Object.keys(address).length > 0) profile.address = address;
+  if (Object.keys(profile).length === 0) return undefined;
+  return { legalName: values.name, ...profile };
+}
+
+const KEY_COMMAND_OPTIONS = {
+  company: { type: 'string' },
+  key: { type: 'string' },
+  scope: { type: 'string' },
+  name: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  json: { type: 'boolean', default: false },
+} as const;
 
 /** Operator commands. Same configuration, database and use cases as the API. */
 async function main(argv: string[]): Promise<void> {
@@ -45,6 +105,12 @@ async function main(argv: string[]): Promise<void> {
           currency: { type: 'string' },
           'idempotency-key': { type: 'string' },
           json: { type: 'boolean', default: false },
+          ...Object.fromEntries(
+            [...Object.keys(PROFILE_OPTIONS), ...Object.keys(ADDRESS_OPTIONS)].map((option) => [
+              option,
+              { type: 'string' as const },
+            ]),
+          ),
         },
         strict: true,
       });
@@ -52,8 +118,15 @@ async function main(argv: string[]): Promise<void> {
         throw new CliError(`--idempotency-key is required (one key per company to create)\n${USAGE}`);
       }
       const key = parseIdempotencyKey(values['idempotency-key']);
+      const profile = profileOf(values);
       const dto = (await requestValidationPipe.transform(
-        { name: values.name, countryCode: values.country, currency: values.currency },
+        {
+          name: values.name,
+          countryCode: values.country,
+          currency: values.currency,
+          // Absent, not undefined, without profile options: the same body (and key fingerprint) as before.
+          ...(profile === undefined ? {} : { profile }),
+        },
         { type: 'body', metatype: CreateCompanyDto },
       )) as CreateCompanyDto;
       const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
@@ -81,6 +154,46 @@ async function main(argv: string[]): Promise<void> {
       }
       return;
     }
+    case 'company:list':
+    case 'api-key:list':
+    case 'api-key:create':
+    case 'api-key:rotate':
+    case 'api-key:revoke': {
+      const { values } = parseArgs({ args: rest, options: KEY_COMMAND_OPTIONS, strict: true });
+      const required = (name: 'company' | 'key' | 'idempotency-key'): string => {
+        const value = values[name];
+        if (value === undefined) throw new CliError(`--${name} is required\n${USAGE}`);
+        return value;
+      };
+      const keyOf = (): string => parseIdempotencyKey(required('idempotency-key'));
+      const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
+      const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database), {
+        logger: jsonLogger,
+      });
+      try {
+        const commands = new ApiKeyCommands(app);
+        const json = values.json;
+        const output =
+          command === 'company:list'
+            ? await commands.listCompanies(json)
+            : command === 'api-key:list'
+              ? await commands.listKeys(required('company'), json)
+              : command === 'api-key:create'
+                ? await commands.create(
+                    required('company'),
+                    { scope: values.scope, name: values.name },
+                    keyOf(),
+                    json,
+                  )
+                : command === 'api-key:rotate'
+                  ? await commands.rotate(required('company'), required('key'), keyOf(), json)
+                  : await commands.revoke(required('company'), required('key'), json);
+        process.stdout.write(`${output}\n`);
+      } finally {
+        await app.close();
+      }
+      return;
+    }
     default:
       throw new CliError(USAGE);
   }
@@ -92,8 +205,15 @@ class CliError extends Error {}
 main(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof CliError || error instanceof IdempotencyError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof CliError ||
+      error instanceof ApiKeyCommandError ||
+      error instanceof IdempotencyError
+    ) {
       process.stderr.write(`${error.message}\n`);
+    } else if (error instanceof ApiKeyNotFoundError || error instanceof LastReadWriteKeyError) {
+      process.stderr.write(`${error.code}: ${error.message}\n`);
     } else if (error instanceof Error && 'errors' in error) {
       process.stderr.write(`${error.message}\n${JSON.stringify((error as { errors: unknown }).errors)}\n`);
     } else {

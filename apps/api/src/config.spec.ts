@@ -35,7 +35,15 @@ describe('loadConfig', () => {
         recovery: { intervalMs: 30_000, maxAttempts: 10 },
         testCrashPoint: undefined,
       },
+      rateLimits: { perSecond: 100 },
     });
+  });
+
+  it('reads RATE_LIMIT_PER_SECOND, a positive integer up to 1000000', () => {
+    expect(loadConfig({ RATE_LIMIT_PER_SECOND: '7' }).rateLimits).toEqual({ perSecond: 7 });
+    expect(() => loadConfig({ RATE_LIMIT_PER_SECOND: '0' })).toThrow(/RATE_LIMIT_PER_SECOND/);
+    expect(() => loadConfig({ RATE_LIMIT_PER_SECOND: '1000001' })).toThrow(/RATE_LIMIT_PER_SECOND/);
+    expect(() => loadConfig({ RATE_LIMIT_PER_SECOND: 'many' })).toThrow(/RATE_LIMIT_PER_SECOND/);
   });
 
   it('reads the payment provider and its bounds; the lease covers two provider calls', () => {

@@ -10,6 +10,7 @@ import {
   throwOnProblems,
 } from '@ledgerkey/process';
 import { parseSecretsConfig, type SecretsOptions } from '@ledgerkey/secrets';
+import { parseRateLimitConfig, type RateLimitConfig } from '@ledgerkey/tenancy';
 import { parseWebhookConfig, type WebhookOptions } from '@ledgerkey/webhooks';
 
 /**
@@ -35,6 +36,7 @@ export interface ApiConfig {
   webhooks: WebhookOptions;
   /** The provider's URL is unset until main.ts started the bundled sandbox (preparePaymentProvider). */
   payments: PaymentsConfig;
+  rateLimits: RateLimitConfig;
 }
 
 /** @throws ConfigError naming every bad variable */
@@ -46,6 +48,7 @@ export function loadConfig(env: Env): ApiConfig {
   const jobs = parseJobsConfig(env);
   const webhooks = parseWebhookConfig(env);
   const payments = parsePaymentsConfig(env);
+  const rateLimits = parseRateLimitConfig(env);
 
   const reader = new EnvReader(env);
   const adminApiToken = reader.optional('ADMIN_API_TOKEN');
@@ -70,7 +73,7 @@ export function loadConfig(env: Env): ApiConfig {
     seedDemoCompany,
     runWorker: reader.boolean('RUN_WORKER', true),
   });
-  throwOnProblems(api, processConfig, database, secrets, idempotency, jobs, webhooks, payments);
+  throwOnProblems(api, processConfig, database, secrets, idempotency, jobs, webhooks, payments, rateLimits);
   return {
     ...api.options,
     process: processConfig.options,
@@ -80,6 +83,7 @@ export function loadConfig(env: Env): ApiConfig {
     jobs: jobs.options,
     webhooks: webhooks.options,
     payments: payments.options,
+    rateLimits: rateLimits.options,
   };
 }
 

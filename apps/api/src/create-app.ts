@@ -2,12 +2,14 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DatabaseHandle } from '@ledgerkey/database';
 import { nestLogLevels } from '@ledgerkey/process';
+import { RevocationListener } from '@ledgerkey/tenancy';
 import { AppModule } from './app.module';
 import type { ApiConfig } from './config';
 import { jsonBody } from './json-body';
 import { setupObservability } from './observability';
 import { setupOpenApi } from './openapi';
 import { pathParameterDecoding } from './path-parameters';
+import { parseQuery } from './query-parser';
 
 /** The HTTP application exactly as production runs it (tests use this too). */
 export async function createApp(
@@ -24,6 +26,9 @@ export async function createApp(
   app.use(pathParameterDecoding());
   app.use(jsonBody(config.requestBodyLimitBytes));
   app.disable('x-powered-by');
+  app.set('query parser', parseQuery);
   setupOpenApi(app);
+  // Hears of API key revocations made through any process; stopped by app.close() or main's stop.
+  await app.get(RevocationListener).start(database.url);
   return app;
 }

@@ -4,6 +4,7 @@ import { prepareDatabase } from '@ledgerkey/database';
 import { JobRunner } from '@ledgerkey/jobs';
 import { preparePaymentProvider } from '@ledgerkey/payments';
 import { ConfigError, JsonLogger, stopOnSignals } from '@ledgerkey/process';
+import { RevocationListener } from '@ledgerkey/tenancy';
 import { DataSource } from 'typeorm';
 import { closeHttpServer } from './close-http-server';
 import { loadConfig } from './config';
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
         until: 0.8,
         steps: [
           { name: 'database pool', run: () => app.get(DataSource).destroy() },
+          { name: 'API key revocation listener', run: () => app.get(RevocationListener).stop() },
           ...(sandbox ? [{ name: 'provider sandbox', run: () => sandbox.stop().then(() => undefined) }] : []),
         ],
       },

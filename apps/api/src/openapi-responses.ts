@@ -66,7 +66,14 @@ const EXAMPLE_EXTRAS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
     detail: 'The Idempotency-Key header is invalid: at most 255 visible ASCII characters.',
   },
   unauthorized: { detail: 'A valid API key is required: send "Authorization: Bearer <api key>".' },
+  forbidden: {
+    detail: 'This API key is read_only: it may read, but not create, change or revoke anything.',
+  },
   not_found: { detail: 'No such resource.' },
+  last_read_write_key: {
+    detail: `API key ${EXAMPLE_ID} is the company's last active read_write key: create another read_write key first, then revoke this one.`,
+  },
+  rate_limited: { detail: 'Too many requests; retry after 1 s.' },
   idempotency_key_in_use: {
     detail: 'A request with this Idempotency-Key is still being processed, retry shortly.',
   },
@@ -106,6 +113,7 @@ const EXAMPLE_EXTRAS: Partial<Record<ProblemCode, Record<string, unknown>>> = {
 const DEFAULT_CODE: Record<number, ProblemCode> = {
   400: 'validation_failed',
   401: 'unauthorized',
+  403: 'forbidden',
   404: 'not_found',
   409: 'idempotency_key_in_use',
   413: 'payload_too_large',
@@ -156,7 +164,7 @@ export function documentResponses(document: OpenAPIObject): OpenAPIObject {
     for (const method of HTTP_METHODS) {
       const operation = (pathItem as Record<string, OperationObject | undefined>)[method];
       if (!operation) continue;
-      addCommonErrors(operation);
+      addCommonErrors(operation, method);
       if (isIdempotent(operation)) documentIdempotentSuccess(operation);
       for (const [status, response] of Object.entries(operation.responses)) {
         if (Number(status) >= 400) describeProblem(Number(status), response);
@@ -198,7 +206,7 @@ function documentIdempotentSuccess(operation: OperationObject): void {
   }
 }
 
-function addCommonErrors(operation: OperationObject): void {
+function addCommonErrors(operation: OperationObject, method: string): void {
   const { responses } = operation;
   const takesInput =
     operation.requestBody !== undefined || (operation.parameters ?? []).some((p) => p.in === 'query');
@@ -207,6 +215,19 @@ function addCommonErrors(operation: OperationObject): void {
   }
   if ((operation.security ?? []).length > 0 && !responses['401']) {
     responses['401'] = { description: 'Missing or unknown credentials (`unauthorized`)' };
+  }
+  if (usesApiKey(operation) && method !== 'get' && !responses['403']) {
+    responses['403'] = { description: '`forbidden`: the request was made with a `read_only` key' };
+  }
+  if (usesApiKey(operation) && !responses['429']) {
+    responses['429'] = {
+      description:
+        'Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice ' +
+        'that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and ' +
+        'nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every ' +
+        'answer of this route carries the RateLimit headers.',
+      headers: RATE_LIMIT_HEADERS,
+    };
   }
   if (!Object.keys(responses).some((status) => status.startsWith('4'))) {
     // An operation that takes no input still parses a body sent to it (every route shares the parser).
@@ -232,6 +253,24 @@ function addCommonErrors(operation: OperationObject): void {
       },
     };
   }
+}
+
+const RATE_LIMIT_HEADERS = {
+  'Retry-After': { description: 'Seconds until a retry can be admitted', schema: { type: 'integer' } },
+  'RateLimit-Limit': {
+    description: 'Requests this server process admits in a burst (its share of the limit)',
+    schema: { type: 'integer' },
+  },
+  'RateLimit-Remaining': { description: 'Requests left in the burst', schema: { type: 'integer' } },
+  'RateLimit-Reset': {
+    description: 'Seconds until the burst is fully available again',
+    schema: { type: 'integer' },
+  },
+};
+
+/** Routes behind `ApiKeyGuard` (security scheme `bearer`), which rate limits them. */
+function usesApiKey(operation: OperationObject): boolean {
+  return (operation.security ?? []).some((requirement) => Object.hasOwn(requirement as object, 'bearer'));
 }
 
 function describeProblem(status: number, response: ResponseObject): void {

@@ -19,11 +19,13 @@ export const PROBLEM_KINDS = {
   idempotency_key_missing: { status: 400, title: 'Idempotency-Key missing' },
   idempotency_key_invalid: { status: 400, title: 'Idempotency-Key invalid' },
   unauthorized: { status: 401, title: 'Unauthorized' },
+  forbidden: { status: 403, title: 'Forbidden' },
   not_found: { status: 404, title: 'Not found' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency-Key in use' },
   order_already_invoiced: { status: 409, title: 'Order already invoiced' },
   payout_already_settled: { status: 409, title: 'Payout already settled' },
   purchase_invoice_duplicate: { status: 409, title: 'Purchase invoice already recorded' },
+  last_read_write_key: { status: 409, title: 'Last read_write API key' },
   idempotency_replay_unavailable: { status: 410, title: 'Stored answer cannot be replayed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
@@ -37,6 +39,7 @@ export const PROBLEM_KINDS = {
   invoice_fully_credited: { status: 422, title: 'Invoice fully credited' },
   currency_mismatch: { status: 422, title: 'Currency mismatch' },
   webhook_url_forbidden: { status: 422, title: 'Webhook URL not allowed' },
+  einvoice_not_representable: { status: 422, title: 'Not representable as a Peppol e-invoice' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
@@ -51,6 +54,7 @@ const EXTENSION_FIELDS = [
   'existingSettlementId',
   'existingPurchaseInvoiceId',
   'errors',
+  'problems',
 ] as const;
 
 export interface RenderedProblem {
@@ -75,8 +79,9 @@ function httpExceptionCode(status: number): ProblemCode {
     case 429:
       return 'rate_limited';
     case 401:
-    case 403:
       return 'unauthorized';
+    case 403:
+      return 'forbidden';
     default:
       return status >= 500 ? 'internal_error' : 'validation_failed';
   }

@@ -17,7 +17,24 @@ export {
 } from './postgres-errors';
 export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';
-export { afterCursorSql, orderBySql, pageOf } from './keyset-page';
-export type { Page } from './keyset-page';
+export { keysetPage, pageOf } from './keyset-page';
+export type {
+  BindParameter,
+  KeysetSource,
+  ListCondition,
+  ListOrder,
+  Page,
+  PageRequest,
+  SqlQueryable,
+} from './keyset-page';
 export { TenantReader } from './tenant-reader';
 export { CodePointLength, codePointLength } from './text-length.validator';
+export {
+  commandMetadataOf,
+  METADATA_LIMITS,
+  MetadataProperty,
+  MetadataViewProperty,
+  metadataOf,
+  metadataProblem,
+} from './metadata';
+export type { Metadata } from './metadata';

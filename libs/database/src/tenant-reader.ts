@@ -1,9 +1,11 @@
-import { afterCursorSql, orderBySql, type Page, pageOf } from './keyset-page';
-
-/** What the reads need of a connection; TypeORM's EntityManager (a repository's `txHost.tx`) fits. */
-export interface SqlQueryable {
-  query<T>(sql: string, parameters?: unknown[]): Promise<T>;
-}
+import {
+  type KeysetSource,
+  keysetPage,
+  type ListCondition,
+  type Page,
+  type PageRequest,
+  type SqlQueryable,
+} from './keyset-page';
 
 /**
  * The two reads every document table has, always within one company: one row by id, and a
@@ -12,6 +14,8 @@ export interface SqlQueryable {
  * repositories, never input.
  */
 export class TenantReader<Row, View> {
+  private readonly source: KeysetSource;
+
   /**
    * @param table the table the page cursor is looked up in
    * @param alias the alias `select` gives `table`; its `company_id` and `id` scope every read
@@ -20,12 +24,14 @@ export class TenantReader<Row, View> {
    * @param toView the row mapper
    */
   constructor(
-    private readonly table: string,
+    table: string,
     private readonly alias: string,
     private readonly select: string,
-    private readonly orderKeys: readonly string[],
+    orderKeys: readonly string[],
     private readonly toView: (row: Row) => View,
-  ) {}
+  ) {
+    this.source = { table, alias, select, orderKeys };
+  }
 
   /** @returns the row of this company with this id, or null (also for another company's id) */
   async findById(db: SqlQueryable, companyId: string, id: string): Promise<View | null> {
@@ -37,23 +43,15 @@ export class TenantReader<Row, View> {
   }
 
   /**
-   * A page in keyset order, after the row `startingAfter` of this company. An unknown cursor
-   * id yields an empty page rather than restarting from the beginning.
+   * A page in keyset order (or its reverse), of the rows matching every condition. An unknown
+   * cursor id yields an empty page rather than restarting from the beginning.
    */
-  async list(
+  list(
     db: SqlQueryable,
     companyId: string,
-    limit: number,
-    startingAfter?: string,
+    request: PageRequest,
+    conditions: readonly ListCondition[] = [],
   ): Promise<Page<View>> {
-    const rows = await db.query<Row[]>(
-      `${this.select}
-        WHERE ${this.alias}.company_id = $1
-          AND ${afterCursorSql(this.table, this.alias, this.orderKeys, 2)}
-        ${orderBySql(this.alias, this.orderKeys)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, this.toView);
+    return keysetPage(db, this.source, companyId, request, conditions, this.toView);
   }
 }

@@ -20,6 +20,8 @@ export interface RecordedDocument {
 export interface DocumentPosting {
   memo: string;
   lines: JournalLine[];
+  /** The document's date (YYYY-MM-DD), e.g. an invoice's issue date; default: the UTC date of `createdAt`. */
+  entryDate?: string;
 }
 
 /**
@@ -36,7 +38,7 @@ export class DocumentRecorder {
   /**
    * Records a built document in the caller's transaction, in this order: `insert` (the
    * document's own statements: its rows, and running totals it changes), its journal entry
-   * (source type = `object`, posted at `createdAt`), then its `<object>.created` event.
+   * (source type = `object`, posted at `createdAt`, dated `posting.entryDate`), then its `<object>.created` event.
    * Mandatory transaction: the document, its entry and its event commit together or not at all.
    * @returns the document, as the event carries it
    * @throws whatever `insert` throws (e.g. a business conflict it found); nothing is posted then
@@ -56,6 +58,7 @@ export class DocumentRecorder {
       sourceId: document.id,
       memo: posting.memo,
       postedAt: new Date(document.createdAt),
+      entryDate: posting.entryDate,
       lines: posting.lines,
     });
     // Last, right before the caller's idempotency record and COMMIT: the append takes the

@@ -55,15 +55,18 @@ export class AllocationExceedsOutstandingError extends Error {
     super(message);
   }
 
+  /** `processing`: what the invoice's payments still processing hold back (they may yet succeed). */
   static aboveOutstanding(
     invoice: { id: string; number: string; grossTotal: number; creditedTotal: number; paidTotal: number },
     amount: number,
+    processing = 0,
   ): AllocationExceedsOutstandingError {
-    const outstanding = invoice.grossTotal - invoice.creditedTotal - invoice.paidTotal;
+    const outstanding = invoice.grossTotal - invoice.creditedTotal - invoice.paidTotal - processing;
+    const held = processing > 0 ? ` − payments still processing ${processing}` : '';
     return new AllocationExceedsOutstandingError(
       invoice.id,
       `Allocation of ${amount} to invoice ${invoice.number} (${invoice.id}) exceeds its outstanding amount ` +
-        `${outstanding} (gross ${invoice.grossTotal} − credited ${invoice.creditedTotal} − paid ${invoice.paidTotal}).`,
+        `${outstanding} (gross ${invoice.grossTotal} − credited ${invoice.creditedTotal} − paid ${invoice.paidTotal}${held}).`,
     );
   }
 

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DocumentsModule } from '@ledgerkey/documents';
+import { TenancyModule } from '@ledgerkey/tenancy';
 import { CreditNoteQueries } from './credit-notes/credit-note-queries';
 import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
 import { InvoiceBalances } from './invoices/invoice-balances';
@@ -13,7 +14,7 @@ import { SettlementQueries } from './settlements/settlement-queries';
 import { SettlementsRepository } from './settlements/settlements.repository';
 
 @Module({
-  imports: [DocumentsModule],
+  imports: [DocumentsModule, TenancyModule],
   providers: [
     InvoicesRepository,
     InvoiceBalances,

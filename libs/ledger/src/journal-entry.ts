@@ -14,6 +14,11 @@ export interface JournalEntryDraft {
   sourceId: string;
   memo: string;
   postedAt: Date;
+  /**
+   * The date of the document the entry records (YYYY-MM-DD): what reports by date select on.
+   * Default: the UTC date of `postedAt`.
+   */
+  entryDate?: string;
   lines: JournalLine[];
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
   type Page,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -23,11 +24,13 @@ interface EntryRow {
   source_id: string;
   memo: string;
   posted_at: Date;
+  entry_date: string;
   lines: Array<{ account: string; debit: string; credit: string }>;
 }
 
 const SELECT_ENTRY = `
   SELECT e.id, e.currency, e.source_type, e.source_id, e.memo, e.posted_at,
+         to_char(e.entry_date, 'YYYY-MM-DD') AS entry_date,
          (SELECT json_agg(json_build_object('account', l.account, 'debit', l.debit::text,
                                             'credit', l.credit::text) ORDER BY l.line_no)
             FROM journal_lines l WHERE l.company_id = e.company_id AND l.entry_id = e.id) AS lines
@@ -42,6 +45,7 @@ function toView(row: EntryRow): JournalEntryView {
     sourceId: row.source_id,
     memo: row.memo,
     postedAt: row.posted_at.toISOString(),
+    entryDate: row.entry_date,
     lines: row.lines.map((line) => ({
       account: line.account,
       debit: Number(line.debit),
@@ -71,8 +75,8 @@ export class JournalRepository {
     await this.txHost.tx.query(
       `WITH entry AS (
          INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at,
-                                      line_count)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, cardinality($8::text[]))
+                                      entry_date, line_count)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $11, cardinality($8::text[]))
          RETURNING id
        )
        INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)
@@ -91,14 +95,15 @@ export class JournalRepository {
         lines.map((line) => line.account),
         lines.map((line) => line.debit),
         lines.map((line) => line.credit),
+        draft.entryDate ?? draft.postedAt.toISOString().slice(0, 10),
       ],
     );
     return id;
   }
 
   /** Entries in posting order, after the entry `startingAfter` (an entry id of this company). */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<JournalEntryView>> {
-    return JOURNAL_ENTRIES.list(this.txHost.tx, companyId, limit, startingAfter);
+  list(companyId: string, page: PageRequest): Promise<Page<JournalEntryView>> {
+    return JOURNAL_ENTRIES.list(this.txHost.tx, companyId, page);
   }
 
   /**

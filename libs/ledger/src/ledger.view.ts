@@ -19,6 +19,13 @@ export class JournalEntryView {
   @ApiProperty({ format: 'uuid', description: 'The id of that document' }) sourceId: string;
   @ApiProperty({ example: 'Invoice INV-000001' }) memo: string;
   @ApiProperty({ format: 'date-time' }) postedAt: string;
+  @ApiProperty({
+    format: 'date',
+    example: '2026-11-30',
+    description:
+      "The date of the document the entry records (an invoice's or purchase invoice's issue date, a payout's date, else the posting's UTC date): reports by date select on it",
+  })
+  entryDate: string;
   @ApiProperty({ type: [JournalLineView] }) lines: JournalLineView[];
 }
 

@@ -1,5 +1,6 @@
-export { IsMoneyCurrency } from './currency';
-export { canonicalNumeric } from './decimal';
+export { formatMinorUnits, IsMoneyCurrency, minorUnitDigits } from './currency';
+export { canonicalNumeric, parseDecimal } from './decimal';
+export type { DecimalValue } from './decimal';
 export { IsDecimalString } from './decimal-string.validator';
 export { describeMinorUnits, MinorUnits, noteJsonNumberSource } from './minor-units.validator';
 export {

@@ -5,9 +5,10 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
+  type KeysetSource,
+  keysetPage,
+  type Page,
+  type PageRequest,
 } from '@ledgerkey/database';
 import { enqueueJobSql, JobTasks } from '@ledgerkey/jobs';
 import type { EventType, EventView } from './event.view';
@@ -30,7 +31,16 @@ function toView(row: EventRow): EventView {
 }
 
 /** Keyset order of the list: the company's gapless event position (unique per company). */
-const EVENTS_ORDER = ['position'];
+const EVENTS: KeysetSource = {
+  table: 'events',
+  alias: 'e',
+  select: 'SELECT e.id, e.type, e.data, e.created_at FROM events e',
+  orderKeys: ['position'],
+};
+
+export interface EventListFilter {
+  type?: EventType;
+}
 
 /**
  * Inserts event $1 of company $2 at the company's next position and enqueues its fan-out job, in
@@ -89,23 +99,19 @@ export class EventsRepository {
    * Events in commit order, after `startingAfter`. Positions commit in order (see `append`), so
    * every committed event is listed at once, and an event that commits later always has a higher
    * position than any a client has already seen: paging with `startingAfter` never skips one.
-   * Other companies' transactions delay nothing.
+   * Other companies' transactions delay nothing. (That holds for `order: 'asc'` with
+   * `startingAfter`; newest first is for browsing.)
    */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: EventView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<EventRow[]>(
-      `SELECT e.id, e.type, e.data, e.created_at
-         FROM events e
-        WHERE e.company_id = $1
-          AND ${afterCursorSql('events', 'e', EVENTS_ORDER, 2)}
-        ${orderBySql('e', EVENTS_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
+  list(companyId: string, page: PageRequest, filter: EventListFilter = {}): Promise<Page<EventView>> {
+    const { type } = filter;
+    return keysetPage(
+      this.txHost.tx,
+      EVENTS,
+      companyId,
+      page,
+      type === undefined ? [] : [(bind) => `e.type = ${bind(type)}`],
+      toView,
     );
-    return pageOf(rows, limit, toView);
   }
 
   async findById(companyId: string, eventId: string): Promise<EventView | null> {

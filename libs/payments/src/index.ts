@@ -7,6 +7,7 @@ export {
   providerReferenceOf,
 } from './create-payment/create-payment.handler';
 export { PaymentQueries } from './payments/payment-queries';
+export type { PaymentListFilter } from './payments/payments.repository';
 export { PaymentListView, PaymentView, PAYMENT_STATUSES } from './payments/payment.view';
 export type { PaymentStatus } from './payments/payment.view';
 export { RecoverPaymentsHandler } from './recover-payments/recover-payments.handler';

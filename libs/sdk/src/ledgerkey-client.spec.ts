@@ -325,3 +325,58 @@ describe('retry policy', () => {
     }
   });
 });
+
+describe('LedgerkeyClient under rate limits (429 rate_limited)', () => {
+  const limited = (retryAfter?: string) =>
+    problem(429, 'rate_limited', {
+      'RateLimit-Limit': '200',
+      'RateLimit-Remaining': '0',
+      'RateLimit-Reset': '2',
+      ...(retryAfter === undefined ? {} : { 'Retry-After': retryAfter }),
+    });
+
+  it('backs off on a create for at least each Retry-After, with the same key, then returns the answer', async () => {
+    const { seen, sleeps, create } = harness([limited('3'), limited('1'), created()]);
+
+    const result = await create({ idempotencyKey: 'order-1041-invoice' });
+
+    expect(result).toMatchObject({ status: 201, attempts: 3, data: invoice });
+    expect(seen.map((r) => r.idempotencyKey)).toEqual(Array(3).fill('order-1041-invoice'));
+    expect(sleeps).toHaveLength(2);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(3_000);
+    expect(sleeps[1]).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('backs off on a read for at least Retry-After', async () => {
+    const { client, sleeps } = harness([limited('2'), Response.json(invoice)]);
+    await expect(client.salesInvoices.get(invoice.id)).resolves.toEqual(invoice);
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(2_000);
+  });
+
+  it('without Retry-After, backs off exponentially with jitter', async () => {
+    const { sleeps, create } = harness([limited(), limited(), created()], { random: () => 0.999 });
+    await create();
+    expect(sleeps).toEqual([
+      backoffDelayMs(0, DEFAULT_RETRY, () => 0.999),
+      backoffDelayMs(1, DEFAULT_RETRY, () => 0.999),
+    ]);
+    expect(sleeps[1]).toBeGreaterThan(sleeps[0]);
+  });
+
+  it('gives up on a Retry-After beyond maxRetryAfterMs, saying when to come back', async () => {
+    const { seen, sleeps, create } = harness([limited('90')]);
+    const error = (await create({ idempotencyKey: 'k' }).catch((e: unknown) => e)) as LedgerkeyApiError;
+    expect(error).toBeInstanceOf(LedgerkeyApiError);
+    expect(error).toMatchObject({ status: 429, code: 'rate_limited', retryAfterSeconds: 90, attempts: 1 });
+    expect(seen).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('throws the last 429 once its attempts are used up', async () => {
+    const { seen, create } = harness(Array.from({ length: 5 }, () => limited('1')));
+    const error = (await create({ idempotencyKey: 'k' }).catch((e: unknown) => e)) as LedgerkeyApiError;
+    expect(error).toMatchObject({ status: 429, code: 'rate_limited', attempts: DEFAULT_RETRY.maxAttempts });
+    expect(seen).toHaveLength(DEFAULT_RETRY.maxAttempts);
+  });
+});

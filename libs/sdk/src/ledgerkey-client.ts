@@ -1,11 +1,13 @@
 import { type Client, createClient, createConfig } from './generated/client/index.js';
 import {
   createCreditNote,
+  createPayment,
   createPurchaseInvoice,
   createSalesInvoice,
   createSettlement,
   getCreditNote,
   getEvent,
+  getPayment,
   getPurchaseInvoice,
   getSalesInvoice,
   getSettlement,
@@ -13,11 +15,13 @@ import {
   listCreditNotes,
   listEvents,
   listJournalEntries,
+  listPayments,
   listPurchaseInvoices,
   listSalesInvoices,
   listSettlements,
 } from './generated/sdk.gen.js';
 import type {
+  CreatePaymentDto,
   CreditNoteListView,
   CreditNoteView,
   EventListView,
@@ -27,6 +31,15 @@ import type {
   IssueCreditNoteDto,
   IssueInvoiceDto,
   JournalEntryListView,
+  JournalEntryView,
+  ListCreditNotesData,
+  ListEventsData,
+  ListJournalEntriesData,
+  ListPurchaseInvoicesData,
+  ListSalesInvoicesData,
+  ListSettlementsData,
+  PaymentListView,
+  PaymentView,
   PurchaseInvoiceListView,
   PurchaseInvoiceView,
   RecordPurchaseInvoiceDto,
@@ -35,7 +48,17 @@ import type {
   SettlementView,
   TrialBalanceView,
 } from './generated/types.gen.js';
+import type { CreateResult, ListQuery } from './create-result.js';
 import { LedgerkeyApiError, LedgerkeyConnectionError } from './ledgerkey-api-error.js';
+import {
+  type FinalPaymentResult,
+  type PaymentListQuery,
+  type PaymentResult,
+  PaymentStillProcessingError,
+  type PaymentWaitOptions,
+  pollDelayMs,
+  toPaymentResult,
+} from './payments.js';
 import {
   backoffDelayMs,
   DEFAULT_RETRY,
@@ -61,6 +84,8 @@ export interface LedgerkeyClientOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Uniform in [0, 1): the jitter source (tests replace it). */
   random?: () => number;
+  /** Milliseconds since the epoch: the clock of payment wait deadlines (tests replace it). */
+  now?: () => number;
 }
 
 export interface CallOptions {
@@ -85,24 +110,20 @@ export interface CreateOptions extends CallOptions {
   onKey?: (idempotencyKey: string) => void | Promise<void>;
 }
 
-export interface CreateResult<T> {
-  /** The created resource (or, on a replay, the one created by the first request). */
-  data: T;
-  /** `true` when the server replayed the stored answer of an earlier request with this key. */
-  replayed: boolean;
-  idempotencyKey: string;
-  status: number;
-  requestId: string | undefined;
-  /** Until when a retry with this key replays (sent on first executions only). */
-  keyExpiresAt: Date | undefined;
-  /** Attempts this call made, the successful one included. */
-  attempts: number;
-}
+/** How long `payments.createAndWait` and `payments.waitForFinal` wait by default: two minutes. */
+const DEFAULT_PAYMENT_WAIT_MS = 120_000;
 
-export interface ListQuery {
-  limit?: number;
-  /** The id of the last object of the previous page. */
-  startingAfter?: string;
+/** Each list's query: pagination plus its filters, typed from the OpenAPI document. */
+export type InvoiceListQuery = NonNullable<ListSalesInvoicesData['query']>;
+export type CreditNoteListQuery = NonNullable<ListCreditNotesData['query']>;
+export type SettlementListQuery = NonNullable<ListSettlementsData['query']>;
+export type PurchaseInvoiceListQuery = NonNullable<ListPurchaseInvoicesData['query']>;
+export type EventListQuery = NonNullable<ListEventsData['query']>;
+export type JournalEntryListQuery = NonNullable<ListJournalEntriesData['query']>;
+
+interface ListPage<T> {
+  data: T[];
+  hasMore: boolean;
 }
 
 /** What one attempt of the generated client returns (its "fields" response style). */
@@ -134,8 +155,11 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<InvoiceView> =>
       this.read(options, (signal) => getSalesInvoice({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<InvoiceListView> =>
+    list: (query?: InvoiceListQuery, options?: CallOptions): Promise<InvoiceListView> =>
       this.read(options, (signal) => listSalesInvoices({ client: this.client, query, signal })),
+    /** Every invoice matching `query`, page after page: `for await (const invoice of …listAll({ … }))`. */
+    listAll: (query?: InvoiceListQuery, options?: CallOptions): AsyncGenerator<InvoiceView> =>
+      this.paginate(query, (page) => this.salesInvoices.list(page, options)),
   };
 
   readonly creditNotes = {
@@ -145,8 +169,10 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<CreditNoteView> =>
       this.read(options, (signal) => getCreditNote({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<CreditNoteListView> =>
+    list: (query?: CreditNoteListQuery, options?: CallOptions): Promise<CreditNoteListView> =>
       this.read(options, (signal) => listCreditNotes({ client: this.client, query, signal })),
+    listAll: (query?: CreditNoteListQuery, options?: CallOptions): AsyncGenerator<CreditNoteView> =>
+      this.paginate(query, (page) => this.creditNotes.list(page, options)),
   };
 
   readonly settlements = {
@@ -156,8 +182,10 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<SettlementView> =>
       this.read(options, (signal) => getSettlement({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<SettlementListView> =>
+    list: (query?: SettlementListQuery, options?: CallOptions): Promise<SettlementListView> =>
       this.read(options, (signal) => listSettlements({ client: this.client, query, signal })),
+    listAll: (query?: SettlementListQuery, options?: CallOptions): AsyncGenerator<SettlementView> =>
+      this.paginate(query, (page) => this.settlements.list(page, options)),
   };
 
   readonly purchaseInvoices = {
@@ -170,20 +198,70 @@ export class LedgerkeyClient {
       ),
     get: (id: string, options?: CallOptions): Promise<PurchaseInvoiceView> =>
       this.read(options, (signal) => getPurchaseInvoice({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<PurchaseInvoiceListView> =>
+    list: (query?: PurchaseInvoiceListQuery, options?: CallOptions): Promise<PurchaseInvoiceListView> =>
       this.read(options, (signal) => listPurchaseInvoices({ client: this.client, query, signal })),
+    listAll: (query?: PurchaseInvoiceListQuery, options?: CallOptions): AsyncGenerator<PurchaseInvoiceView> =>
+      this.paginate(query, (page) => this.purchaseInvoices.list(page, options)),
+  };
+
+  /**
+   * Payments through the payment provider. `create` answers final (`succeeded`, `failed`) or not
+   * (`processing`: the provider's outcome is not known yet); `createAndWait` and `waitForFinal`
+   * wait for a processing payment's outcome.
+   */
+  readonly payments = {
+    /**
+     * Charges an invoice. `final: false` (HTTP 202, `status: processing`) means the outcome is not
+     * known yet — never a failure: call `createAndWait` with the same key and body (or poll with
+     * `waitForFinal`) to learn it. Both `succeeded` and `failed` (a decline) are final.
+     */
+    create: (body: CreatePaymentDto, options?: CreateOptions): Promise<PaymentResult> =>
+      this.createPayment(body, options),
+    /**
+     * Charges an invoice and waits for the final outcome: while the payment is `processing`, sends the
+     * same request again with the SAME Idempotency-Key (which resumes that payment: the server asks
+     * the provider for the charge before ever charging again), after `Retry-After` or a growing
+     * backoff, until the answer is final or `maxWaitMs` has passed.
+     * @throws PaymentStillProcessingError at the deadline: the outcome is still unknown (not failed);
+     *   wait longer with the same key and body, or with `waitForFinal(error.payment.id)`
+     * @throws LedgerkeyApiError, LedgerkeyConnectionError as `create`
+     */
+    createAndWait: (
+      body: CreatePaymentDto,
+      options?: CreateOptions & PaymentWaitOptions,
+    ): Promise<FinalPaymentResult> => this.createPaymentAndWait(body, options),
+    /**
+     * Polls `GET /v1/payments/{id}` with a growing backoff until the payment is final (the recovery
+     * worker resolves a processing payment without any client) or `maxWaitMs` has passed.
+     * @throws PaymentStillProcessingError at the deadline
+     */
+    waitForFinal: (
+      id: string,
+      options?: CallOptions & PaymentWaitOptions,
+    ): Promise<PaymentView & { status: 'succeeded' | 'failed' }> => this.waitForFinalPayment(id, options),
+    get: (id: string, options?: CallOptions): Promise<PaymentView> =>
+      this.read(options, (signal) => getPayment({ client: this.client, path: { id }, signal })),
+    list: (query?: PaymentListQuery, options?: CallOptions): Promise<PaymentListView> =>
+      this.read(options, (signal) => listPayments({ client: this.client, query, signal })),
+    listAll: (query?: PaymentListQuery, options?: CallOptions): AsyncGenerator<PaymentView> =>
+      this.paginate(query, (page) => this.payments.list(page, options)),
   };
 
   readonly events = {
     get: (id: string, options?: CallOptions): Promise<EventView> =>
       this.read(options, (signal) => getEvent({ client: this.client, path: { id }, signal })),
-    list: (query?: ListQuery, options?: CallOptions): Promise<EventListView> =>
+    list: (query?: EventListQuery, options?: CallOptions): Promise<EventListView> =>
       this.read(options, (signal) => listEvents({ client: this.client, query, signal })),
+    /** In commit order by default: resume from the last event id you processed with `startingAfter`. */
+    listAll: (query?: EventListQuery, options?: CallOptions): AsyncGenerator<EventView> =>
+      this.paginate(query, (page) => this.events.list(page, options)),
   };
 
   readonly ledger = {
-    entries: (query?: ListQuery, options?: CallOptions): Promise<JournalEntryListView> =>
+    entries: (query?: JournalEntryListQuery, options?: CallOptions): Promise<JournalEntryListView> =>
       this.read(options, (signal) => listJournalEntries({ client: this.client, query, signal })),
+    allEntries: (query?: JournalEntryListQuery, options?: CallOptions): AsyncGenerator<JournalEntryView> =>
+      this.paginate(query, (page) => this.ledger.entries(page, options)),
     trialBalance: (options?: CallOptions): Promise<TrialBalanceView> =>
       this.read(options, (signal) => getTrialBalance({ client: this.client, signal })),
   };
@@ -195,6 +273,7 @@ export class LedgerkeyClient {
   private readonly generateKey: () => string;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
+  private readonly now: () => number;
 
   constructor(options: LedgerkeyClientOptions) {
     this.client = createClient(
@@ -209,19 +288,76 @@ export class LedgerkeyClient {
     this.generateKey = options.generateKey ?? (() => globalThis.crypto.randomUUID());
     this.sleep = options.sleep ?? abortableSleep;
     this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+  }
+
+  private async createPayment(
+    body: CreatePaymentDto,
+    options: CreateOptions | undefined,
+  ): Promise<PaymentResult> {
+    const { result, headers } = await this.createAnswering(options, (key, signal) =>
+      createPayment({ client: this.client, body, headers: { 'Idempotency-Key': key }, signal }),
+    );
+    return toPaymentResult(result, headers, this.now());
+  }
+
+  private async createPaymentAndWait(
+    body: CreatePaymentDto,
+    options: (CreateOptions & PaymentWaitOptions) | undefined,
+  ): Promise<FinalPaymentResult> {
+    const deadline = this.now() + (options?.maxWaitMs ?? DEFAULT_PAYMENT_WAIT_MS);
+    let result = await this.createPayment(body, options);
+    // One key for every request of the wait: each resumes the same payment, never a new one.
+    const again = { ...options, idempotencyKey: result.idempotencyKey, onKey: undefined };
+    let attempts = result.attempts;
+    for (let poll = 0; !result.final; poll += 1) {
+      const delayMs = pollDelayMs(poll, result.retryAfterMs, options, this.random);
+      if (this.now() + delayMs > deadline) {
+        throw new PaymentStillProcessingError(result.data, result.idempotencyKey, attempts);
+      }
+      await this.sleep(delayMs, options?.signal);
+      result = await this.createPayment(body, again);
+      attempts += result.attempts;
+    }
+    return { ...result, attempts };
+  }
+
+  private async waitForFinalPayment(
+    id: string,
+    options: (CallOptions & PaymentWaitOptions) | undefined,
+  ): Promise<PaymentView & { status: 'succeeded' | 'failed' }> {
+    const deadline = this.now() + (options?.maxWaitMs ?? DEFAULT_PAYMENT_WAIT_MS);
+    let attempts = 0;
+    for (let poll = 0; ; poll += 1) {
+      const payment = await this.payments.get(id, options);
+      attempts += 1;
+      if (payment.status !== 'processing') return payment as PaymentView & { status: 'succeeded' | 'failed' };
+      const delayMs = pollDelayMs(poll, undefined, options, this.random);
+      if (this.now() + delayMs > deadline)
+        throw new PaymentStillProcessingError(payment, undefined, attempts);
+      await this.sleep(delayMs, options?.signal);
+    }
   }
 
   private async create<T>(
     options: CreateOptions | undefined,
     attempt: (idempotencyKey: string, signal: AbortSignal) => Promise<AttemptResult<T>>,
   ): Promise<CreateResult<T>> {
+    return (await this.createAnswering(options, attempt)).result;
+  }
+
+  /** `create`, and the headers of the answer it got. */
+  private async createAnswering<T>(
+    options: CreateOptions | undefined,
+    attempt: (idempotencyKey: string, signal: AbortSignal) => Promise<AttemptResult<T>>,
+  ): Promise<{ result: CreateResult<T>; headers: Headers }> {
     // The key is fixed here, once per logical call, before anything is sent.
     const idempotencyKey = options?.idempotencyKey ?? this.generateKey();
     await options?.onKey?.(idempotencyKey);
     const answer = await this.send(options, (signal) => attempt(idempotencyKey, signal), idempotencyKey);
     const headers = answer.response.headers;
     const expires = headers.get('idempotency-key-expires');
-    return {
+    const result = {
       data: answer.data,
       replayed: headers.get('idempotent-replayed') === 'true',
       idempotencyKey,
@@ -230,6 +366,28 @@ export class LedgerkeyClient {
       keyExpiresAt: expires === null || Number.isNaN(Date.parse(expires)) ? undefined : new Date(expires),
       attempts: answer.attempts,
     };
+    return { result, headers };
+  }
+
+  /**
+   * Every object of a list, fetching the next page when the previous one is consumed (each page
+   * read retries like any read). Follows `startingAfter` from the first page; given
+   * `endingBefore`, walks backwards from it instead, yielding objects moving away from the cursor.
+   */
+  private async *paginate<T extends { id: string }, Q extends ListQuery>(
+    query: Q | undefined,
+    fetchPage: (query: Q) => Promise<ListPage<T>>,
+  ): AsyncGenerator<T> {
+    const backwards = query?.endingBefore !== undefined;
+    let next = { ...query } as Q;
+    for (;;) {
+      const page = await fetchPage(next);
+      const items = backwards ? [...page.data].reverse() : page.data;
+      for (const item of items) yield item;
+      const last = items.at(-1);
+      if (!page.hasMore || last === undefined) return;
+      next = backwards ? { ...next, endingBefore: last.id } : { ...next, startingAfter: last.id };
+    }
   }
 
   private async read<T>(options: CallOptions | undefined, attempt: Attempt<T>): Promise<T> {

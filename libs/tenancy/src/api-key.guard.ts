@@ -1,9 +1,12 @@
 import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { hashApiKey } from './api-key';
-import { CompaniesRepository } from './companies.repository';
+import { ApiKeysRepository, type VerifiedApiKey } from './api-keys/api-keys.repository';
 import type { Company } from './company';
-import { UnauthorizedError } from './tenancy.errors';
+import { RateLimiter } from './rate-limits/rate-limiter';
+import type { BucketDecision } from './rate-limits/token-buckets';
+import { VerifiedApiKeys } from './revocations/verified-api-keys';
+import { ForbiddenError, RateLimitedError, UnauthorizedError } from './tenancy.errors';
 
 const COMPANY = Symbol('COMPANY');
 
@@ -12,45 +15,84 @@ type AuthenticatedRequest = Request & { [COMPANY]?: Company };
 /** The auth scheme name is case-insensitive (RFC 9110 §11.1). */
 const BEARER = /^Bearer ([A-Za-z0-9_-]{1,200})$/i;
 
-/**
- * How long a process trusts a key it has verified: one database round trip saved on nearly
- * every request. Companies and keys are immutable today; when key revocation arrives, a
- * revoked key keeps working for at most this long in processes that saw it.
- */
-const VERIFIED_KEY_TTL_MS = 30_000;
-const VERIFIED_KEYS_MAX = 10_000;
+/** What a `read_only` key may call. */
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Authenticates `Authorization: Bearer <api key>` and attaches the key's company. */
+/**
+ * Admits a request to a `/v1` route, before anything of the route runs (so a refusal stores
+ * nothing under an Idempotency-Key):
+ * 1. a key this process has verified recently (`VerifiedApiKeys`) is taken from memory;
+ * 2. any other request — missing, malformed, unknown or not yet verified key — first takes from
+ *    its client address's rate limit, so a flood of random keys is refused (`429`) before it
+ *    reaches the database, then the key is looked up (once: concurrent requests with the same
+ *    key wait for that lookup and take nothing from the address);
+ * 3. the request takes from its company's rate limit (`429 rate_limited`, `Retry-After`);
+ * 4. a `read_only` key may only read (`403 forbidden`).
+ * Every answer carries the `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` of the
+ * last limit it was counted against.
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  /** Key hash (hex) → company, for keys verified within VERIFIED_KEY_TTL_MS; unknown keys are never cached. */
-  private readonly verified = new Map<string, { company: Company; until: number }>();
+  /** Lookups in flight by key hash (hex): concurrent requests with one unverified key share one. */
+  private readonly lookups = new Map<string, Promise<VerifiedApiKey>>();
 
-  constructor(private readonly companies: CompaniesRepository) {}
+  constructor(
+    private readonly apiKeys: ApiKeysRepository,
+    private readonly verified: VerifiedApiKeys,
+    private readonly limiter: RateLimiter,
+  ) {}
 
-  /** @throws UnauthorizedError for a missing, malformed, unknown or revoked key */
+  /**
+   * @throws UnauthorizedError for a missing, malformed, unknown or revoked key
+   * @throws RateLimitedError when the client address or the company is over its limit
+   * @throws ForbiddenError for a read_only key on anything but a read
+   */
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const http = context.switchToHttp();
+    const request = http.getRequest<AuthenticatedRequest>();
+    const response = http.getResponse<Response>();
     const match = BEARER.exec(request.headers.authorization ?? '');
-    if (!match) throw new UnauthorizedError();
-    request[COMPANY] = await this.companyOfKey(match[1]);
+    const hash = match ? hashApiKey(match[1]) : undefined;
+    const hashHex = hash?.toString('hex');
+    let key = hashHex === undefined ? undefined : this.verified.get(hashHex);
+    if (!key) {
+      const inFlight = hashHex === undefined ? undefined : this.lookups.get(hashHex);
+      if (inFlight) {
+        // The burst of a client whose key is being verified right now waits for that one lookup.
+        key = await inFlight;
+      } else {
+        admit(response, this.limiter.address(request.ip ?? request.socket.remoteAddress ?? 'unknown'));
+        if (!hash || !hashHex) throw new UnauthorizedError();
+        key = await this.lookUp(hash, hashHex);
+      }
+    }
+    admit(response, this.limiter.company(key.company.id));
+    if (key.scope === 'read_only' && !READ_METHODS.has(request.method)) throw new ForbiddenError();
+    request[COMPANY] = key.company;
     return true;
   }
 
-  private async companyOfKey(apiKey: string): Promise<Company> {
-    const hash = hashApiKey(apiKey);
-    const cacheKey = hash.toString('hex');
-    const cached = this.verified.get(cacheKey);
-    if (cached && cached.until > Date.now()) return cached.company;
-    const company = await this.companies.findByApiKeyHash(hash);
-    if (!company) throw new UnauthorizedError();
-    this.verified.delete(cacheKey);
-    // Map iteration order is insertion order: the first entry is the oldest.
-    if (this.verified.size >= VERIFIED_KEYS_MAX)
-      this.verified.delete(this.verified.keys().next().value as string);
-    this.verified.set(cacheKey, { company, until: Date.now() + VERIFIED_KEY_TTL_MS });
-    return company;
+  private lookUp(hash: Buffer, hashHex: string): Promise<VerifiedApiKey> {
+    const ticket = this.verified.startLookup();
+    const lookup = this.apiKeys
+      .findActiveByHash(hash)
+      .then((key) => {
+        if (!key) throw new UnauthorizedError();
+        this.verified.put(hashHex, key, ticket);
+        return key;
+      })
+      .finally(() => this.lookups.delete(hashHex));
+    this.lookups.set(hashHex, lookup);
+    return lookup;
   }
+}
+
+/** Sets the RateLimit headers of a decision; @throws RateLimitedError when it refused. */
+function admit(response: Response, decision: BucketDecision): void {
+  response.setHeader('RateLimit-Limit', String(decision.limit));
+  response.setHeader('RateLimit-Remaining', String(decision.remaining));
+  response.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+  if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
 }
 
 /** The company authenticated by `ApiKeyGuard`. */

@@ -2,6 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 
 const API_KEY_PREFIX = 'lk_';
 
+/** What a key may do: `read_write` everything, `read_only` the GET routes only. */
+export const API_KEY_SCOPES = ['read_write', 'read_only'] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
 /** A new API key: 256 random bits, shown to the caller once. */
 export function generateApiKey(): string {
   return API_KEY_PREFIX + randomBytes(32).toString('base64url');

@@ -7,6 +7,12 @@ import {
   type TypeOrmTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { Company } from './company';
+import { type CompanyProfile, companyProfileOf } from './company-profile/company-profile';
+
+export interface CompanyListItem extends Company {
+  createdAt: string;
+  activeApiKeys: number;
+}
 
 interface CompanyRow {
   id: string;
@@ -19,37 +25,130 @@ function toCompany(row: CompanyRow): Company {
   return { id: row.id, name: row.name, countryCode: row.country_code, currency: row.currency };
 }
 
+interface ProfileRow {
+  legal_name: string;
+  vat_id: string | null;
+  registration_number: string | null;
+  street: string | null;
+  city: string | null;
+  postal_code: string | null;
+  address_country_code: string;
+  iban: string | null;
+  email: string | null;
+  peppol_id: string | null;
+}
+
+function toProfile(row: ProfileRow): CompanyProfile {
+  return companyProfileOf(
+    {
+      legalName: row.legal_name,
+      vatId: row.vat_id,
+      registrationNumber: row.registration_number,
+      address: {
+        street: row.street,
+        city: row.city,
+        postalCode: row.postal_code,
+        countryCode: row.address_country_code,
+      },
+      iban: row.iban,
+      email: row.email,
+      peppolId: row.peppol_id,
+    },
+    row.address_country_code,
+  );
+}
+
+/** The profile's columns in the order of `profileParameters`. */
+const PROFILE_COLUMNS = [
+  'legal_name',
+  'vat_id',
+  'registration_number',
+  'street',
+  'city',
+  'postal_code',
+  'address_country_code',
+  'iban',
+  'email',
+  'peppol_id',
+] as const;
+
+function profileParameters(profile: CompanyProfile): Array<string | null> {
+  return [
+    profile.legalName,
+    profile.vatId,
+    profile.registrationNumber,
+    profile.address.street,
+    profile.address.city,
+    profile.address.postalCode,
+    profile.address.countryCode,
+    profile.iban,
+    profile.email,
+    profile.peppolId,
+  ];
+}
+
 @Injectable()
 export class CompaniesRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
   @Transactional(Propagation.Mandatory)
-  async insert(company: Omit<Company, 'id'>): Promise<Company> {
+  async insert(company: Omit<Company, 'id'>, profile: CompanyProfile): Promise<Company> {
     const id = randomUUID();
     await this.txHost.tx.query(
-      `INSERT INTO companies (id, name, country_code, currency) VALUES ($1, $2, $3, $4)`,
-      [id, company.name, company.countryCode, company.currency],
+      `INSERT INTO companies (id, name, country_code, currency, ${PROFILE_COLUMNS.join(', ')})
+       VALUES ($1, $2, $3, $4, ${PROFILE_COLUMNS.map((_, index) => `$${index + 5}`).join(', ')})`,
+      [id, company.name, company.countryCode, company.currency, ...profileParameters(profile)],
     );
     return { id, ...company };
   }
 
+  /**
+   * The company's current profile: an unset legal name reads as the company's name, an unset
+   * address country as its country (rows written before profiles existed, or by hand).
+   * @returns null when there is no such company
+   */
+  async findProfile(companyId: string): Promise<CompanyProfile | null> {
+    const rows = await this.txHost.tx.query<ProfileRow[]>(
+      `SELECT coalesce(legal_name, name) AS legal_name, vat_id, registration_number, street, city,
+              postal_code, coalesce(address_country_code, country_code) AS address_country_code,
+              iban, email, peppol_id
+         FROM companies WHERE id = $1`,
+      [companyId],
+    );
+    return rows[0] ? toProfile(rows[0]) : null;
+  }
+
+  /** Replaces the whole profile (every member: absent ones become null). */
   @Transactional(Propagation.Mandatory)
-  async insertApiKey(companyId: string, keyHash: Buffer, keyPrefix: string): Promise<void> {
+  async replaceProfile(companyId: string, profile: CompanyProfile): Promise<void> {
     await this.txHost.tx.query(
-      `INSERT INTO api_keys (id, company_id, key_hash, key_prefix) VALUES ($1, $2, $3, $4)`,
-      [randomUUID(), companyId, keyHash, keyPrefix],
+      `UPDATE companies SET ${PROFILE_COLUMNS.map((column, index) => `${column} = $${index + 2}`).join(', ')}
+        WHERE id = $1`,
+      [companyId, ...profileParameters(profile)],
     );
   }
 
-  /** The company owning an active (not revoked) key with this hash. */
-  async findByApiKeyHash(keyHash: Buffer): Promise<Company | null> {
+  async findById(companyId: string): Promise<Company | null> {
     const rows = await this.txHost.tx.query<CompanyRow[]>(
-      `SELECT c.id, c.name, c.country_code, c.currency
-         FROM api_keys k JOIN companies c ON c.id = k.company_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-      [keyHash],
+      `SELECT id, name, country_code, currency FROM companies WHERE id = $1`,
+      [companyId],
     );
     return rows[0] ? toCompany(rows[0]) : null;
+  }
+
+  /** Every company, oldest first (operators' CLI). */
+  async list(): Promise<CompanyListItem[]> {
+    const rows = await this.txHost.tx.query<Array<CompanyRow & { created_at: Date; active_keys: number }>>(
+      `SELECT c.id, c.name, c.country_code, c.currency, c.created_at,
+              (SELECT count(*)::int FROM api_keys k WHERE k.company_id = c.id AND k.revoked_at IS NULL) AS active_keys
+         FROM companies c
+        ORDER BY c.created_at, c.id`,
+    );
+    return rows.map((row) => ({
+      ...toCompany(row),
+      createdAt: row.created_at.toISOString(),
+      activeApiKeys: row.active_keys,
+    }));
   }
 
   async exists(): Promise<boolean> {

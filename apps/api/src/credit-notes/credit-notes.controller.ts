@@ -1,4 +1,4 @@
-import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post, type StreamableFile, UseGuards } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -8,6 +8,7 @@ import {
   ApiUnauthorizedResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
+import { SalesDocumentRenditions } from '@ledgerkey/einvoicing';
 import { Idempotent, IdempotentBody } from '@ledgerkey/idempotency';
 import {
   CreditNoteListView,
@@ -18,6 +19,9 @@ import {
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { ReadRoutes } from '../read-routes';
+import { CreditNoteListQueryDto } from './credit-note-list-query.dto';
+import { downloadOf, PdfRoute, UblRoute } from '../renditions';
+import { ResourceIdPipe } from '../resource-id.pipe';
 
 @ApiTags('Credit notes')
 @ApiBearerAuth()
@@ -28,11 +32,16 @@ export class CreditNotesController extends ReadRoutes({
   view: CreditNoteView,
   listView: CreditNoteListView,
   get: { operationId: 'getCreditNote', summary: 'Retrieve a credit note', notFound: '`not_found`' },
-  list: { operationId: 'listCreditNotes', summary: 'List credit notes by number' },
+  list: {
+    operationId: 'listCreditNotes',
+    summary: 'List credit notes by number',
+    query: CreditNoteListQueryDto,
+  },
 }) {
   constructor(
     private readonly issueCreditNote: IssueCreditNoteHandler,
     protected override readonly queries: CreditNoteQueries,
+    private readonly renditions: SalesDocumentRenditions,
   ) {
     super();
   }
@@ -65,5 +74,21 @@ export class CreditNotesController extends ReadRoutes({
     @CurrentCompany() company: Company,
   ): Promise<CreditNoteView> {
     return this.issueCreditNote.execute(company.id, dto);
+  }
+
+  @UblRoute('getCreditNoteUbl', 'credit note')
+  async ubl(
+    @Param('id', ResourceIdPipe) id: string,
+    @CurrentCompany() company: Company,
+  ): Promise<StreamableFile> {
+    return downloadOf(await this.renditions.creditNoteUbl(company.id, id));
+  }
+
+  @PdfRoute('getCreditNotePdf', 'credit note')
+  async pdf(
+    @Param('id', ResourceIdPipe) id: string,
+    @CurrentCompany() company: Company,
+  ): Promise<StreamableFile> {
+    return downloadOf(await this.renditions.creditNotePdf(company.id, id));
   }
 }

@@ -1,4 +1,4 @@
-import { Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post, type StreamableFile, UseGuards } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiConflictResponse,
@@ -7,6 +7,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
+import { SalesDocumentRenditions } from '@ledgerkey/einvoicing';
 import { Idempotent, IdempotentBody } from '@ledgerkey/idempotency';
 import {
   InvoiceListView,
@@ -17,6 +18,9 @@ import {
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { ReadRoutes } from '../read-routes';
+import { InvoiceListQueryDto } from './invoice-list-query.dto';
+import { downloadOf, PdfRoute, UblRoute } from '../renditions';
+import { ResourceIdPipe } from '../resource-id.pipe';
 
 @ApiTags('Sales invoices')
 @ApiBearerAuth()
@@ -31,11 +35,16 @@ export class InvoicesController extends ReadRoutes({
     summary: 'Retrieve a sales invoice',
     notFound: "`not_found` (also for another company's id)",
   },
-  list: { operationId: 'listSalesInvoices', summary: 'List sales invoices by series and number' },
+  list: {
+    operationId: 'listSalesInvoices',
+    summary: 'List sales invoices by series and number',
+    query: InvoiceListQueryDto,
+  },
 }) {
   constructor(
     private readonly issueInvoice: IssueInvoiceHandler,
     protected override readonly queries: InvoiceQueries,
+    private readonly renditions: SalesDocumentRenditions,
   ) {
     super();
   }
@@ -62,5 +71,21 @@ export class InvoicesController extends ReadRoutes({
   })
   create(@IdempotentBody() dto: IssueInvoiceDto, @CurrentCompany() company: Company): Promise<InvoiceView> {
     return this.issueInvoice.execute(company, dto);
+  }
+
+  @UblRoute('getSalesInvoiceUbl', 'invoice')
+  async ubl(
+    @Param('id', ResourceIdPipe) id: string,
+    @CurrentCompany() company: Company,
+  ): Promise<StreamableFile> {
+    return downloadOf(await this.renditions.invoiceUbl(company.id, id));
+  }
+
+  @PdfRoute('getSalesInvoicePdf', 'invoice')
+  async pdf(
+    @Param('id', ResourceIdPipe) id: string,
+    @CurrentCompany() company: Company,
+  ): Promise<StreamableFile> {
+    return downloadOf(await this.renditions.invoicePdf(company.id, id));
   }
 }

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/swagger';
 import { JournalEntryListView, JournalRepository, TrialBalanceView } from '@ledgerkey/ledger';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
+import { ListQueryDto } from '../list-query.dto';
 
 @ApiTags('Ledger')
 @ApiBearerAuth()
@@ -25,7 +25,7 @@ export class LedgerController {
     @Query() query: ListQueryDto,
     @CurrentCompany() company: Company,
   ): Promise<JournalEntryListView> {
-    const page = await this.journal.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
+    const page = await this.journal.list(company.id, query.page());
     return { object: 'list', ...page };
   }
 

@@ -14,27 +14,39 @@ import {
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsUUID } from 'class-validator';
+import { IsIn, IsOptional, IsUUID } from 'class-validator';
 import { type ExternalEffect, Idempotent, IdempotentBody } from '@ledgerkey/idempotency';
 import {
   CREATE_PAYMENT_OPERATION,
   CreatePaymentDto,
   CreatePaymentHandler,
+  PAYMENT_STATUSES,
+  type PaymentListFilter,
+  type PaymentStatus,
   PaymentListView,
   PaymentQueries,
   PaymentView,
 } from '@ledgerkey/payments';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
+import { ListQueryDto, lowerCase } from '../list-query.dto';
 import { ResourceIdPipe } from '../resource-id.pipe';
 
-/** `GET /v1/payments?invoiceId=&limit=&startingAfter=` */
+/** `GET /v1/payments`: pagination plus filters; every filter given narrows the list (AND). */
 export class PaymentListQueryDto extends ListQueryDto {
   @ApiPropertyOptional({ format: 'uuid', description: 'Only the payments of this invoice' })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.toLowerCase() : value))
+  @Transform(lowerCase)
   @IsUUID('all', { message: 'invoiceId must be an invoice id returned by this API' })
   invoiceId?: string;
+
+  @ApiPropertyOptional({ enum: PAYMENT_STATUSES })
+  @IsOptional()
+  @IsIn(PAYMENT_STATUSES, { message: `status must be one of ${PAYMENT_STATUSES.join(', ')}` })
+  status?: PaymentStatus;
+
+  override filter(): PaymentListFilter {
+    return { invoiceId: this.invoiceId, status: this.status };
+  }
 }
 
 @ApiTags('Payments')
@@ -109,11 +121,6 @@ export class PaymentsController {
   @ApiOperation({ operationId: 'listPayments', summary: 'List payments in the order they were created' })
   @ApiOkResponse({ type: PaymentListView })
   list(@Query() query: PaymentListQueryDto, @CurrentCompany() company: Company): Promise<PaymentListView> {
-    return this.queries.list(
-      company.id,
-      query.limit ?? DEFAULT_PAGE_SIZE,
-      query.startingAfter,
-      query.invoiceId,
-    );
+    return this.queries.list(company.id, query.page(), query.filter());
   }
 }

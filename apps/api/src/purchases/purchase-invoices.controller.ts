@@ -17,6 +17,7 @@ import {
 } from '@ledgerkey/purchasing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { ReadRoutes } from '../read-routes';
+import { PurchaseInvoiceListQueryDto } from './purchase-invoice-list-query.dto';
 
 @ApiTags('Purchase invoices')
 @ApiBearerAuth()
@@ -34,6 +35,7 @@ export class PurchaseInvoicesController extends ReadRoutes({
   list: {
     operationId: 'listPurchaseInvoices',
     summary: 'List purchase invoices in the order they were recorded',
+    query: PurchaseInvoiceListQueryDto,
   },
 }) {
   constructor(

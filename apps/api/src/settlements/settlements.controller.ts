@@ -19,6 +19,7 @@ import {
 } from '@ledgerkey/invoicing';
 import { ApiKeyGuard, type Company, CurrentCompany } from '@ledgerkey/tenancy';
 import { ReadRoutes } from '../read-routes';
+import { SettlementListQueryDto } from './settlement-list-query.dto';
 
 @ApiTags('Settlements')
 @ApiBearerAuth()
@@ -33,7 +34,11 @@ export class SettlementsController extends ReadRoutes({
     summary: 'Retrieve a settlement',
     notFound: "`not_found` (also for another company's id)",
   },
-  list: { operationId: 'listSettlements', summary: 'List settlements in the order they were recorded' },
+  list: {
+    operationId: 'listSettlements',
+    summary: 'List settlements in the order they were recorded',
+    query: SettlementListQueryDto,
+  },
 }) {
   constructor(
     private readonly recordSettlement: RecordSettlementHandler,
@@ -58,7 +63,7 @@ export class SettlementsController extends ReadRoutes({
       'entry (debit bank allocated − fee, debit payment fees, credit receivables). One settlement per ' +
       '`payoutId`, for ever: a second one, under any Idempotency-Key or after the key expired, answers ' +
       '409 `payout_already_settled` naming the first. An allocation above the invoice outstanding ' +
-      'amount (gross − credited − paid) or in another currency answers 422 ' +
+      'amount (gross − credited − paid − its payments still processing) or in another currency answers 422 ' +
       '`allocation_exceeds_outstanding`; an unknown invoice 404 `not_found`. These outcomes are ' +
       'stored and replayed under the key like a success.',
   })
@@ -69,7 +74,7 @@ export class SettlementsController extends ReadRoutes({
   })
   @ApiUnprocessableEntityResponse({
     description:
-      '`allocation_exceeds_outstanding` (above gross − credited − paid, or another currency), ' +
+      '`allocation_exceeds_outstanding` (above gross − credited − paid − payments still processing, or another currency), ' +
       '`amount_out_of_range` or `idempotency_key_reused`',
   })
   create(

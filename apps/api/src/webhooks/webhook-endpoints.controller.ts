@@ -22,7 +22,7 @@ import {
   WebhookEndpointQueries,
   WebhookEndpointView,
 } from '@ledgerkey/webhooks';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../list-query.dto';
+import { ListQueryDto } from '../list-query.dto';
 import { ResourceIdPipe } from '../resource-id.pipe';
 
 @ApiTags('Webhook endpoints')
@@ -83,7 +83,7 @@ export class WebhookEndpointsController {
   @ApiOperation({ operationId: 'listWebhookEndpoints', summary: 'Webhook endpoints in creation order' })
   @ApiOkResponse({ type: WebhookEndpointListView, description: 'Never includes secrets' })
   list(@Query() query: ListQueryDto, @CurrentCompany() company: Company): Promise<WebhookEndpointListView> {
-    return this.queries.list(company.id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
+    return this.queries.list(company.id, query.page());
   }
 
   @Get(':id')
@@ -127,6 +127,6 @@ export class WebhookEndpointsController {
     @Query() query: ListQueryDto,
     @CurrentCompany() company: Company,
   ): Promise<WebhookAttemptListView> {
-    return this.queries.listAttempts(company.id, id, query.limit ?? DEFAULT_PAGE_SIZE, query.startingAfter);
+    return this.queries.listAttempts(company.id, id, query.page());
   }
 }

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import { CreditNoteNotFoundError } from '../invoicing.errors';
 import type { CreditNoteListView, CreditNoteView } from './credit-note.view';
-import { CreditNotesRepository } from './credit-notes.repository';
+import { type CreditNoteListFilter, CreditNotesRepository } from './credit-notes.repository';
 
 /** Read side of credit notes, always within one company. */
 @Injectable()
@@ -15,7 +16,11 @@ export class CreditNoteQueries {
     return note;
   }
 
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<CreditNoteListView> {
-    return { object: 'list', ...(await this.creditNotes.list(companyId, limit, startingAfter)) };
+  async list(
+    companyId: string,
+    page: PageRequest,
+    filter?: CreditNoteListFilter,
+  ): Promise<CreditNoteListView> {
+    return { object: 'list', ...(await this.creditNotes.list(companyId, page, filter)) };
   }
 }

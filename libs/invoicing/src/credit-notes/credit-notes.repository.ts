@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Metadata,
+  metadataOf,
   type Page,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -15,6 +18,7 @@ import {
   storedAmountsOf,
   totalsParameters,
 } from '@ledgerkey/documents';
+import { type CompanyProfile, companyProfileOf } from '@ledgerkey/tenancy';
 import type { CreditedAtRate } from '../issue-credit-note/credit-limits';
 import type { CreditNoteView } from './credit-note.view';
 
@@ -28,12 +32,15 @@ interface CreditNoteRow extends StoredAmounts {
   reason: CreditNoteView['reason'];
   memo: string | null;
   currency: string;
+  seller: CompanyProfile;
+  metadata: Metadata;
   created_at: Date;
 }
 
 const SELECT_CREDIT_NOTE = `
   SELECT c.id, c.number, c.series, c.sequence, c.invoice_id, i.number AS invoice_number, c.reason,
-         c.memo, c.currency, c.vat_breakdown, c.net_total, c.vat_total, c.gross_total, c.created_at,
+         c.memo, c.currency, c.seller, c.vat_breakdown, c.net_total, c.vat_total, c.gross_total, c.metadata,
+         c.created_at,
          ${linesAggregateSql('credit_note_lines', 'credit_note_id', 'c')}
     FROM credit_notes c JOIN invoices i ON i.company_id = c.company_id AND i.id = c.invoice_id`;
 
@@ -49,7 +56,9 @@ function toView(row: CreditNoteRow): CreditNoteView {
     reason: row.reason,
     memo: row.memo,
     currency: row.currency,
+    seller: companyProfileOf(row.seller, row.seller.address.countryCode),
     ...storedAmountsOf(row),
+    metadata: metadataOf(row.metadata),
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -63,6 +72,10 @@ const CREDIT_NOTES = new TenantReader(
   toView,
 );
 
+export interface CreditNoteListFilter {
+  invoiceId?: string;
+}
+
 /** Credit notes of one company. Every method takes the company id first. */
 @Injectable()
 export class CreditNotesRepository {
@@ -72,9 +85,19 @@ export class CreditNotesRepository {
     return CREDIT_NOTES.findById(this.txHost.tx, companyId, creditNoteId);
   }
 
-  /** A page in number order. */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<CreditNoteView>> {
-    return CREDIT_NOTES.list(this.txHost.tx, companyId, limit, startingAfter);
+  /** A page in number order (or its reverse), of one invoice's credit notes when `invoiceId` is given. */
+  list(
+    companyId: string,
+    page: PageRequest,
+    filter: CreditNoteListFilter = {},
+  ): Promise<Page<CreditNoteView>> {
+    const { invoiceId } = filter;
+    return CREDIT_NOTES.list(
+      this.txHost.tx,
+      companyId,
+      page,
+      invoiceId === undefined ? [] : [(bind) => `c.invoice_id = ${bind(invoiceId)}::uuid`],
+    );
   }
 
   /**
@@ -100,11 +123,12 @@ export class CreditNotesRepository {
     await this.txHost.tx.query(
       `WITH note AS (
          INSERT INTO credit_notes (id, company_id, invoice_id, series, sequence, number, reason, memo,
-                                   currency, vat_breakdown, net_total, vat_total, gross_total, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                                   currency, vat_breakdown, net_total, vat_total, gross_total, created_at,
+                                   seller, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
          RETURNING id
        )
-       ${insertLinesSql('credit_note_lines', 'credit_note_id', 'note', 15)}`,
+       ${insertLinesSql('credit_note_lines', 'credit_note_id', 'note', 17)}`,
       [
         note.id,
         companyId,
@@ -117,6 +141,8 @@ export class CreditNotesRepository {
         note.currency,
         ...totalsParameters(note),
         note.createdAt,
+        JSON.stringify(note.seller),
+        JSON.stringify(note.metadata),
         ...lineParameters(note.lines),
       ],
     );

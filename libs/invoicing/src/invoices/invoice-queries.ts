@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import { InvoiceNotFoundError } from '../invoicing.errors';
 import type { InvoiceListView, InvoiceView } from './invoice.view';
-import { InvoicesRepository } from './invoices.repository';
+import { type InvoiceListFilter, InvoicesRepository } from './invoices.repository';
 
 /** Read side of invoices, always within one company. */
 @Injectable()
@@ -15,7 +16,7 @@ export class InvoiceQueries {
     return invoice;
   }
 
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<InvoiceListView> {
-    return { object: 'list', ...(await this.invoices.list(companyId, limit, startingAfter)) };
+  async list(companyId: string, page: PageRequest, filter?: InvoiceListFilter): Promise<InvoiceListView> {
+    return { object: 'list', ...(await this.invoices.list(companyId, page, filter)) };
   }
 }

@@ -1,6 +1,14 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/documents';
 import { describeMinorUnits } from '@ledgerkey/money';
+import { SellerView } from '@ledgerkey/tenancy';
+import {
+  INVOICE_CREDIT_STATUSES,
+  type InvoiceCreditStatus,
+  INVOICE_PAYMENT_STATUSES,
+  type InvoicePaymentStatus,
+} from './invoice-status';
 
 export class InvoiceView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -14,6 +22,12 @@ export class InvoiceView {
   @ApiProperty({ example: '2026-11-30', format: 'date' }) issueDate: string;
   @ApiProperty({ type: String, nullable: true, example: '2026-12-30', format: 'date' }) dueDate:
     string | null;
+  @ApiProperty({
+    type: SellerView,
+    description:
+      'The company profile when the invoice was issued (immutable: later profile changes do not alter it)',
+  })
+  seller: SellerView;
   @ApiProperty({ type: PartyView }) customer: PartyView;
   @ApiProperty({ type: [InvoiceLineView] }) lines: InvoiceLineView[];
   @ApiProperty({ type: [VatBreakdownView] }) vatBreakdown: VatBreakdownView[];
@@ -26,7 +40,25 @@ export class InvoiceView {
   creditedTotal: number;
   @ApiProperty({ example: 0, description: describeMinorUnits(0, 'Paid through payments and settlements') })
   paidTotal: number;
+  @ApiProperty({
+    example: 12100,
+    description: describeMinorUnits(12100, 'grossTotal − creditedTotal − paidTotal: what is still owed'),
+  })
+  outstandingAmount: number;
+  @ApiProperty({
+    enum: INVOICE_PAYMENT_STATUSES,
+    description:
+      '`paid` when nothing is outstanding (paid, credited or both), `partially_paid` when a payment or ' +
+      'settlement was applied and some is still owed, else `unpaid`',
+  })
+  paymentStatus: InvoicePaymentStatus;
+  @ApiProperty({
+    enum: INVOICE_CREDIT_STATUSES,
+    description: '`credited` when credit notes cover the whole gross total, `partially_credited`, or `none`',
+  })
+  creditStatus: InvoiceCreditStatus;
   @ApiProperty({ type: String, nullable: true }) notes: string | null;
+  @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
 }
 

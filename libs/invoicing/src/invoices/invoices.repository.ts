@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type ListCondition,
+  type Metadata,
+  metadataOf,
   type Page,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -16,7 +20,15 @@ import {
   storedAmountsOf,
   totalsParameters,
 } from '@ledgerkey/documents';
+import { type CompanyProfile, companyProfileOf } from '@ledgerkey/tenancy';
 import type { InvoiceView } from './invoice.view';
+import {
+  creditStatusSql,
+  type InvoiceCreditStatus,
+  invoiceStatusOf,
+  paymentStatusSql,
+  type InvoicePaymentStatus,
+} from './invoice-status';
 
 interface InvoiceRow extends StoredAmounts {
   id: string;
@@ -28,10 +40,12 @@ interface InvoiceRow extends StoredAmounts {
   currency: string;
   issue_date: string;
   due_date: string | null;
+  seller: CompanyProfile;
   customer: InvoiceView['customer'];
   notes: string | null;
   credited_total: string;
   paid_total: string;
+  metadata: Metadata;
   created_at: Date;
 }
 
@@ -39,8 +53,8 @@ const SELECT_INVOICE = `
   SELECT i.id, i.number, i.series, i.sequence, i.status, i.order_id, i.currency,
          to_char(i.issue_date, 'YYYY-MM-DD') AS issue_date,
          to_char(i.due_date, 'YYYY-MM-DD') AS due_date,
-         i.customer, i.notes, i.vat_breakdown, i.net_total, i.vat_total, i.gross_total,
-         i.credited_total, i.paid_total, i.created_at,
+         i.seller, i.customer, i.notes, i.vat_breakdown, i.net_total, i.vat_total, i.gross_total,
+         i.credited_total, i.paid_total, i.metadata, i.created_at,
          ${linesAggregateSql('invoice_lines', 'invoice_id', 'i')}
     FROM invoices i`;
 
@@ -66,6 +80,9 @@ interface LockedInvoiceRow {
 }
 
 function toView(row: InvoiceRow): InvoiceView {
+  const amounts = storedAmountsOf(row);
+  const creditedTotal = Number(row.credited_total);
+  const paidTotal = Number(row.paid_total);
   return {
     id: row.id,
     object: 'invoice',
@@ -78,11 +95,14 @@ function toView(row: InvoiceRow): InvoiceView {
     issueDate: row.issue_date,
     dueDate: row.due_date,
     // Rebuilt member by member: jsonb does not keep key order, the API does.
+    seller: companyProfileOf(row.seller, row.seller.address.countryCode),
     customer: partyOf(row.customer),
-    ...storedAmountsOf(row),
-    creditedTotal: Number(row.credited_total),
-    paidTotal: Number(row.paid_total),
+    ...amounts,
+    creditedTotal,
+    paidTotal,
+    ...invoiceStatusOf({ grossTotal: amounts.grossTotal, creditedTotal, paidTotal }),
     notes: row.notes,
+    metadata: metadataOf(row.metadata),
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -99,9 +119,9 @@ export class InvoicesRepository {
     return INVOICES.findById(this.txHost.tx, companyId, invoiceId);
   }
 
-  /** A page in (series, sequence) order. */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<InvoiceView>> {
-    return INVOICES.list(this.txHost.tx, companyId, limit, startingAfter);
+  /** A page in (series, sequence) order, or its reverse, of the invoices matching `filter`. */
+  list(companyId: string, page: PageRequest, filter: InvoiceListFilter = {}): Promise<Page<InvoiceView>> {
+    return INVOICES.list(this.txHost.tx, companyId, page, invoiceConditions(filter));
   }
 
   /**
@@ -117,12 +137,12 @@ export class InvoicesRepository {
       `WITH invoice AS (
          INSERT INTO invoices (id, company_id, series, sequence, number, status, order_id, currency,
                                issue_date, due_date, customer, notes, vat_breakdown, net_total,
-                               vat_total, gross_total, created_at)
-         VALUES ($1, $2, $3, $4, $5, 'issued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                               vat_total, gross_total, created_at, seller, metadata)
+         VALUES ($1, $2, $3, $4, $5, 'issued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
          ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
          RETURNING id
        ), lines AS (
-         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 17)}
+         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 19)}
        )
        SELECT count(*)::int AS inserted FROM invoice`,
       [
@@ -139,6 +159,8 @@ export class InvoicesRepository {
         invoice.notes,
         ...totalsParameters(invoice),
         invoice.createdAt,
+        JSON.stringify(invoice.seller),
+        JSON.stringify(invoice.metadata),
         ...lineParameters(invoice.lines),
       ],
     );
@@ -173,6 +195,27 @@ export class InvoicesRepository {
     }));
   }
 
+  /**
+   * What the invoices' payments still `processing` hold back, by invoice id (absent: nothing).
+   * Payments (libs/payments, which depends on invoicing, not the other way round) insert a
+   * processing payment under the invoice's row lock and raise the paid total when it succeeds:
+   * read under the same lock (`lockForUpdate` first), this sum stays true until COMMIT, so a
+   * settlement can never take what a processing payment will need (`ck_invoices_paid`).
+   */
+  @Transactional(Propagation.Mandatory)
+  async processingPaymentTotals(
+    companyId: string,
+    invoiceIds: readonly string[],
+  ): Promise<Map<string, number>> {
+    const rows = await this.txHost.tx.query<Array<{ invoice_id: string; total: string }>>(
+      `SELECT invoice_id, sum(amount)::text AS total FROM payments
+        WHERE company_id = $1 AND invoice_id = ANY($2::uuid[]) AND status = 'processing'
+        GROUP BY invoice_id`,
+      [companyId, invoiceIds],
+    );
+    return new Map(rows.map((row) => [row.invoice_id, Number(row.total)]));
+  }
+
   /** Adds to the running totals (the only invoice columns the immutability trigger allows). */
   @Transactional(Propagation.Mandatory)
   async addToRunningTotals(
@@ -194,4 +237,38 @@ export class InvoicesRepository {
     );
     return rows[0]?.id ?? null;
   }
+}
+
+/** Every member given narrows the list (AND). */
+export interface InvoiceListFilter {
+  orderId?: string;
+  customerVatId?: string;
+  /** Inclusive, `YYYY-MM-DD`. */
+  issueDateFrom?: string;
+  /** Inclusive, `YYYY-MM-DD`. */
+  issueDateTo?: string;
+  paymentStatus?: InvoicePaymentStatus;
+  creditStatus?: InvoiceCreditStatus;
+  /** Invoices whose metadata holds every one of these pairs. */
+  metadata?: Metadata;
+}
+
+function invoiceConditions(filter: InvoiceListFilter): ListCondition[] {
+  const conditions: ListCondition[] = [];
+  const { orderId, customerVatId, issueDateFrom, issueDateTo, paymentStatus, creditStatus, metadata } =
+    filter;
+  // uq_invoices_company_order serves it.
+  if (orderId !== undefined) conditions.push((bind) => `i.order_id = ${bind(orderId)}`);
+  if (customerVatId !== undefined) conditions.push((bind) => `i.customer->>'vatId' = ${bind(customerVatId)}`);
+  if (issueDateFrom !== undefined) conditions.push((bind) => `i.issue_date >= ${bind(issueDateFrom)}::date`);
+  if (issueDateTo !== undefined) conditions.push((bind) => `i.issue_date <= ${bind(issueDateTo)}::date`);
+  if (paymentStatus !== undefined)
+    conditions.push((bind) => `${paymentStatusSql('i')} = ${bind(paymentStatus)}`);
+  if (creditStatus !== undefined)
+    conditions.push((bind) => `${creditStatusSql('i')} = ${bind(creditStatus)}`);
+  // Containment, so ix_invoices_metadata (GIN, jsonb_path_ops) can serve it.
+  if (metadata !== undefined && Object.keys(metadata).length > 0) {
+    conditions.push((bind) => `i.metadata @> ${bind(JSON.stringify(metadata))}::jsonb`);
+  }
+  return conditions;
 }

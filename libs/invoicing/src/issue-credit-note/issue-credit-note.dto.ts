@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID } from 'class-validator';
-import { CodePointLength } from '@ledgerkey/database';
+import { CodePointLength, commandMetadataOf, type Metadata, MetadataProperty } from '@ledgerkey/database';
 import { DocumentLines, InvoiceLineDto, lineInputsOf } from '@ledgerkey/documents';
 
 export const CREDIT_NOTE_REASONS = [
@@ -43,6 +43,9 @@ export class IssueCreditNoteDto {
   })
   lines?: InvoiceLineDto[];
 
+  @MetadataProperty()
+  metadata?: Metadata;
+
   /** Canonical lines (quantities and rates normalized by validation); absent fields are null. */
   fingerprintPayload(): unknown {
     return {
@@ -50,6 +53,7 @@ export class IssueCreditNoteDto {
       reason: this.reason,
       memo: this.memo ?? null,
       lines: this.lines == null ? null : lineInputsOf(this.lines),
+      metadata: commandMetadataOf(this.metadata),
     };
   }
 }

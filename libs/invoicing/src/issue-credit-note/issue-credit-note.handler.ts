@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder } from '@ledgerkey/documents';
 import { creditNotePosting } from '@ledgerkey/ledger';
+import { CompanyProfileQueries } from '@ledgerkey/tenancy';
 import type { CreditNoteView } from '../credit-notes/credit-note.view';
 import { CreditNotesRepository } from '../credit-notes/credit-notes.repository';
 import { InvoiceNotFoundError } from '../invoicing.errors';
@@ -19,6 +20,7 @@ export class IssueCreditNoteHandler {
     private readonly creditNotes: CreditNotesRepository,
     private readonly sequences: DocumentSequenceRepository,
     private readonly recorder: DocumentRecorder,
+    private readonly profiles: CompanyProfileQueries,
   ) {}
 
   /**
@@ -36,6 +38,8 @@ export class IssueCreditNoteHandler {
     const credited = await this.creditNotes.creditedByRate(companyId, invoice.id);
     const credit = computeCredit(invoice, credited, dto.lines ?? null);
 
+    // The seller as the profile stands now (not as the invoice shows it): the note keeps it for ever.
+    const seller = await this.profiles.sellerOf(companyId);
     const sequence = await this.sequences.next(companyId, 'credit_note', CREDIT_NOTE_SERIES);
     const note: CreditNoteView = {
       id: randomUUID(),
@@ -48,7 +52,9 @@ export class IssueCreditNoteHandler {
       reason: dto.reason,
       memo: dto.memo ?? null,
       currency: invoice.currency,
+      seller,
       ...credit,
+      metadata: metadataOf(dto.metadata),
       createdAt: now.toISOString(),
     };
     const insert = async () => {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsObject, IsOptional, IsString, Matches, NotEquals, ValidateNested } from 'class-validator';
-import { CodePointLength } from '@ledgerkey/database';
+import { CodePointLength, commandMetadataOf, type Metadata, MetadataProperty } from '@ledgerkey/database';
 import {
   DocumentLines,
   InvoiceLineDto,
@@ -80,6 +80,9 @@ export class IssueInvoiceDto {
   @CodePointLength(0, 2000)
   notes?: string;
 
+  @MetadataProperty()
+  metadata?: Metadata;
+
   /**
    * The request as the fingerprint sees it: defaults filled in (series, the company's
    * currency), so omitting a default and sending it are one payload. `issueDate` stays
@@ -107,6 +110,8 @@ export interface IssueInvoiceCommand {
   customer: Party;
   lines: LineInput[];
   notes: string | null;
+  /** Absent when empty (see commandMetadataOf). */
+  metadata?: Metadata;
 }
 
 /** The validated request with every default applied (quantities and rates are canonical). */
@@ -121,5 +126,6 @@ export function toIssueInvoiceCommand(dto: IssueInvoiceDto, company: CompanyDefa
     customer: partyOf(dto.customer),
     lines: lineInputsOf(dto.lines),
     notes: dto.notes ?? null,
+    metadata: commandMetadataOf(dto.metadata),
   };
 }

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
 import { salesInvoicePosting } from '@ledgerkey/ledger';
+import { CompanyProfileQueries } from '@ledgerkey/tenancy';
 import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
+import { invoiceStatusOf } from '../invoices/invoice-status';
 import { InvoicesRepository } from '../invoices/invoices.repository';
 import { formatDocumentNumber } from '../numbering/document-number';
 import { DocumentSequenceRepository } from '../numbering/document-sequence.repository';
@@ -16,6 +18,7 @@ export class IssueInvoiceHandler {
     private readonly invoices: InvoicesRepository,
     private readonly sequences: DocumentSequenceRepository,
     private readonly recorder: DocumentRecorder,
+    private readonly profiles: CompanyProfileQueries,
   ) {}
 
   /**
@@ -36,6 +39,8 @@ export class IssueInvoiceHandler {
 
     // Everything above is computed before the number is taken: from here to COMMIT this
     // transaction holds the (company, invoice, series) counter row lock.
+    // The seller as the profile stands now, in this transaction: the invoice keeps it for ever.
+    const seller = await this.profiles.sellerOf(company.id);
     const sequence = await this.sequences.next(company.id, 'invoice', command.series);
     const invoice: InvoiceView = {
       id: randomUUID(),
@@ -48,15 +53,19 @@ export class IssueInvoiceHandler {
       currency: command.currency,
       issueDate,
       dueDate: command.dueDate,
+      seller,
       customer: command.customer,
       ...amounts,
       creditedTotal: 0,
       paidTotal: 0,
+      ...invoiceStatusOf({ grossTotal: amounts.grossTotal, creditedTotal: 0, paidTotal: 0 }),
       notes: command.notes,
+      metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
     return this.recorder.record(company.id, invoice, () => this.insert(company.id, invoice), {
       memo: `Invoice ${invoice.number}`,
+      entryDate: invoice.issueDate,
       lines: salesInvoicePosting(invoice),
     });
   }

@@ -13,6 +13,7 @@ import {
   type ValidationArguments,
   type ValidationOptions,
 } from 'class-validator';
+import { commandMetadataOf, type Metadata, MetadataProperty } from '@ledgerkey/database';
 import { IsDateTime, normalizeDateTime } from '@ledgerkey/documents';
 import { IsMoneyCurrency, MinorUnits } from '@ledgerkey/money';
 
@@ -138,6 +139,9 @@ export class RecordSettlementDto {
   @HasDistinctInvoices()
   allocations: SettlementAllocationDto[];
 
+  @MetadataProperty()
+  metadata?: Metadata;
+
   /**
    * The request as the fingerprint sees it: fee defaulted, the payout instant in UTC, the
    * allocations in invoice id order. `…T12:00:00+02:00` and `…T10:00:00Z` are one payload, and
@@ -161,6 +165,8 @@ export interface RecordSettlementCommand {
   feeAmount: number;
   /** Sorted by invoiceId (lower case), the order invoices are locked and shown in. */
   allocations: Array<{ invoiceId: string; amount: number }>;
+  /** Absent when empty (see commandMetadataOf). */
+  metadata?: Metadata;
 }
 
 /** The validated request with defaults applied and representation made canonical. */
@@ -179,5 +185,6 @@ export function toRecordSettlementCommand(
     allocations: dto.allocations
       .map((allocation) => ({ invoiceId: allocation.invoiceId, amount: allocation.amount }))
       .sort((a, b) => (a.invoiceId < b.invoiceId ? -1 : a.invoiceId > b.invoiceId ? 1 : 0)),
+    metadata: commandMetadataOf(dto.metadata),
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder } from '@ledgerkey/documents';
 import { settlementPosting } from '@ledgerkey/ledger';
 import { AmountOutOfRangeError } from '@ledgerkey/money';
@@ -34,7 +34,8 @@ export class RecordSettlementHandler {
    * @throws PayoutAlreadySettledError when the payout already has a settlement
    * @throws InvoiceNotFoundError when an allocated invoice is unknown in this company
    * @throws AllocationExceedsOutstandingError when an allocation is in another currency than its
-   *   invoice or above its outstanding amount (gross − credited − paid)
+   *   invoice or above its outstanding amount (gross − credited − paid − the invoice's payments
+   *   still processing, which may yet succeed and need it)
    * @throws AmountOutOfRangeError when the allocated total would exceed the supported range
    */
   @Transactional()
@@ -54,7 +55,11 @@ export class RecordSettlementHandler {
       company.id,
       command.allocations.map((allocation) => allocation.invoiceId),
     );
-    const rejection = allocationRejection(command, locked);
+    const processing = await this.invoices.processingPaymentTotals(
+      company.id,
+      locked.map((invoice) => invoice.id),
+    );
+    const rejection = allocationRejection(command, locked, processing);
     if (rejection !== null) {
       // While we waited for the locks a concurrent settlement of this same payout may have used
       // up the outstanding amounts: then the payout conflict is the true answer.
@@ -78,10 +83,13 @@ export class RecordSettlementHandler {
         invoiceNumber: numbers.get(allocation.invoiceId) as string,
         amount: allocation.amount,
       })),
+      metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
     return this.recorder.record(company.id, settlement, () => this.insert(company.id, settlement), {
       memo: `Settlement of payout ${settlement.payoutId}`,
+      // The payout's date (UTC) is the settlement's document date.
+      entryDate: new Date(settlement.paidAt).toISOString().slice(0, 10),
       lines: settlementPosting(settlement),
     });
   }
@@ -111,6 +119,7 @@ export class RecordSettlementHandler {
 function allocationRejection(
   command: RecordSettlementCommand,
   locked: readonly LockedInvoice[],
+  processing: ReadonlyMap<string, number>,
 ): Error | null {
   const invoices = new Map(locked.map((invoice) => [invoice.id, invoice]));
   const unknown = command.allocations.find((allocation) => !invoices.has(allocation.invoiceId));
@@ -120,8 +129,9 @@ function allocationRejection(
     if (invoice.currency !== command.currency) {
       return AllocationExceedsOutstandingError.currencyMismatch(invoice, command.currency);
     }
-    if (allocation.amount > invoice.grossTotal - invoice.creditedTotal - invoice.paidTotal) {
-      return AllocationExceedsOutstandingError.aboveOutstanding(invoice, allocation.amount);
+    const held = processing.get(invoice.id) ?? 0;
+    if (allocation.amount > invoice.grossTotal - invoice.creditedTotal - invoice.paidTotal - held) {
+      return AllocationExceedsOutstandingError.aboveOutstanding(invoice, allocation.amount, held);
     }
   }
   return null;

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import { SettlementNotFoundError } from '../invoicing.errors';
 import type { SettlementListView, SettlementView } from './settlement.view';
-import { SettlementsRepository } from './settlements.repository';
+import { type SettlementListFilter, SettlementsRepository } from './settlements.repository';
 
 /** Read side of settlements, always within one company. */
 @Injectable()
@@ -15,7 +16,11 @@ export class SettlementQueries {
     return settlement;
   }
 
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<SettlementListView> {
-    return { object: 'list', ...(await this.settlements.list(companyId, limit, startingAfter)) };
+  async list(
+    companyId: string,
+    page: PageRequest,
+    filter?: SettlementListFilter,
+  ): Promise<SettlementListView> {
+    return { object: 'list', ...(await this.settlements.list(companyId, page, filter)) };
   }
 }

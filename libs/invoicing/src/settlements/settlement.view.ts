@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { describeMinorUnits } from '@ledgerkey/money';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 
 export class SettlementAllocationView {
   @ApiProperty({ format: 'uuid' }) invoiceId: string;
@@ -25,6 +26,7 @@ export class SettlementView {
   netAmount: number;
   @ApiProperty({ type: [SettlementAllocationView], description: 'In invoiceId order' })
   allocations: SettlementAllocationView[];
+  @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
 }
 

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type Metadata,
+  metadataOf,
   type Page,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -17,11 +20,12 @@ interface SettlementRow {
   fee_amount: string;
   allocated_total: string;
   created_at: Date;
+  metadata: Metadata;
   allocations: Array<{ invoice_id: string; invoice_number: string; amount: string }>;
 }
 
 const SELECT_SETTLEMENT = `
-  SELECT s.id, s.payout_id, s.currency, s.paid_at, s.fee_amount, s.allocated_total, s.created_at,
+  SELECT s.id, s.payout_id, s.currency, s.paid_at, s.fee_amount, s.allocated_total, s.metadata, s.created_at,
          -- invoice_id order: the order the handler locks and returns them in.
          (SELECT json_agg(json_build_object(
                    'invoice_id', a.invoice_id, 'invoice_number', i.number, 'amount', a.amount::text)
@@ -49,12 +53,17 @@ function toView(row: SettlementRow): SettlementView {
       invoiceNumber: allocation.invoice_number,
       amount: Number(allocation.amount),
     })),
+    metadata: metadataOf(row.metadata),
     createdAt: row.created_at.toISOString(),
   };
 }
 
 /** Keyset order (created_at, id): id orders settlements created in the same millisecond. */
 const SETTLEMENTS = new TenantReader('settlements', 's', SELECT_SETTLEMENT, ['created_at', 'id'], toView);
+
+export interface SettlementListFilter {
+  payoutId?: string;
+}
 
 /** Settlements of provider payouts, per company. Every method takes the company id first. */
 @Injectable()
@@ -66,8 +75,19 @@ export class SettlementsRepository {
   }
 
   /** A page in creation order (created_at, then id to order settlements created in the same millisecond). */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<SettlementView>> {
-    return SETTLEMENTS.list(this.txHost.tx, companyId, limit, startingAfter);
+  list(
+    companyId: string,
+    page: PageRequest,
+    filter: SettlementListFilter = {},
+  ): Promise<Page<SettlementView>> {
+    const { payoutId } = filter;
+    // uq_settlements_company_payout serves it.
+    return SETTLEMENTS.list(
+      this.txHost.tx,
+      companyId,
+      page,
+      payoutId === undefined ? [] : [(bind) => `s.payout_id = ${bind(payoutId)}`],
+    );
   }
 
   /**
@@ -80,8 +100,8 @@ export class SettlementsRepository {
     const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
       `WITH settlement AS (
          INSERT INTO settlements (id, company_id, payout_id, currency, paid_at, fee_amount, allocated_total,
-                                  created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                                  created_at, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $11)
          -- One per payout, for ever: a concurrent twin waits here, inserts nothing and can name the winner.
          ON CONFLICT (company_id, payout_id) DO NOTHING
          RETURNING id
@@ -102,6 +122,7 @@ export class SettlementsRepository {
         settlement.createdAt,
         settlement.allocations.map((allocation) => allocation.invoiceId),
         settlement.allocations.map((allocation) => allocation.amount),
+        JSON.stringify(settlement.metadata),
       ],
     );
     return rows[0].inserted === 1;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsUUID, Matches } from 'class-validator';
+import { commandMetadataOf, type Metadata, MetadataProperty } from '@ledgerkey/database';
 import { IsMoneyCurrency, MinorUnits } from '@ledgerkey/money';
 
 export const MAX_PAYMENT_AMOUNT = 1_000_000_000_000_000;
@@ -44,6 +45,9 @@ export class CreatePaymentDto {
   @Matches(/^[\x21-\x7E]{1,255}$/, { message: 'paymentMethod must be 1–255 visible ASCII characters' })
   paymentMethod: string;
 
+  @MetadataProperty()
+  metadata?: Metadata;
+
   /**
    * The request as the fingerprint sees it. An omitted amount stays omitted ("whatever is
    * outstanding at the first execution"), like an omitted issue date: a retry replays.
@@ -58,6 +62,8 @@ export interface CreatePaymentCommand {
   amount: number | null;
   currency: string | null;
   paymentMethod: string;
+  /** Absent when empty (see commandMetadataOf). */
+  metadata?: Metadata;
 }
 
 export function toCreatePaymentCommand(dto: CreatePaymentDto): CreatePaymentCommand {
@@ -66,5 +72,6 @@ export function toCreatePaymentCommand(dto: CreatePaymentDto): CreatePaymentComm
     amount: dto.amount ?? null,
     currency: dto.currency ?? null,
     paymentMethod: dto.paymentMethod,
+    metadata: commandMetadataOf(dto.metadata),
   };
 }

@@ -7,6 +7,7 @@ import type {
   IdempotencyKeyRef,
   IdempotentOperation,
 } from '@ledgerkey/idempotency';
+import { metadataOf } from '@ledgerkey/database';
 import { InvoiceBalances, InvoiceNotFoundError, type PayableInvoice } from '@ledgerkey/invoicing';
 import { JournalRepository, paymentPosting } from '@ledgerkey/ledger';
 import { EventsRepository } from '@ledgerkey/outbox';
@@ -145,6 +146,7 @@ export class CreatePaymentHandler {
       provider: this.provider.name,
       providerReference: providerReferenceOf(id),
       providerChargeId: null,
+      metadata: metadataOf(command.metadata),
       createdAt: now,
       updatedAt: now,
     };

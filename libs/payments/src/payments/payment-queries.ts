@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import { PaymentNotFoundError } from '../payments.errors';
 import type { PaymentListView, PaymentView } from './payment.view';
-import { PaymentsRepository } from './payments.repository';
+import { type PaymentListFilter, PaymentsRepository } from './payments.repository';
 
 /** Read side of payments, always within one company. */
 @Injectable()
@@ -15,13 +16,8 @@ export class PaymentQueries {
     return payment;
   }
 
-  /** In creation order; only the invoice's payments when `invoiceId` is given. */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-    invoiceId?: string,
-  ): Promise<PaymentListView> {
-    return { object: 'list', ...(await this.payments.list(companyId, limit, startingAfter, invoiceId)) };
+  /** In creation order (or its reverse), of the payments matching `filter`. */
+  async list(companyId: string, page: PageRequest, filter?: PaymentListFilter): Promise<PaymentListView> {
+    return { object: 'list', ...(await this.payments.list(companyId, page, filter)) };
   }
 }

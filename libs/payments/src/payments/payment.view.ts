@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { describeMinorUnits } from '@ledgerkey/money';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 
 export const PAYMENT_STATUSES = ['processing', 'succeeded', 'failed'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -41,6 +42,7 @@ export class PaymentView {
     description: "The provider's charge, once it is known",
   })
   providerChargeId: string | null;
+  @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
   @ApiProperty({
     example: '2026-11-30T12:00:01.000Z',

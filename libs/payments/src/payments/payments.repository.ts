@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import {
-  afterCursorSql,
-  orderBySql,
+  type ListCondition,
+  type Metadata,
+  metadataOf,
   type Page,
-  pageOf,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -23,6 +24,7 @@ interface PaymentRow {
   provider_reference: string;
   provider_charge_id: string | null;
   payment_method: string;
+  metadata: Metadata;
   created_at: Date;
   updated_at: Date;
 }
@@ -39,10 +41,9 @@ export interface StoredPayment {
   paymentMethod: string;
 }
 
-const SELECT_PAYMENT = `
-  SELECT p.id, p.invoice_id, p.amount, p.currency, p.status, p.failure_code, p.provider,
-         p.provider_reference, p.provider_charge_id, p.payment_method, p.created_at, p.updated_at
-    FROM payments p`;
+const PAYMENT_COLUMNS = `p.id, p.invoice_id, p.amount, p.currency, p.status, p.failure_code, p.provider,
+  p.provider_reference, p.provider_charge_id, p.payment_method, p.metadata, p.created_at, p.updated_at`;
+const SELECT_PAYMENT = `SELECT ${PAYMENT_COLUMNS} FROM payments p`;
 
 function toView(row: PaymentRow): PaymentView {
   return {
@@ -56,14 +57,20 @@ function toView(row: PaymentRow): PaymentView {
     provider: row.provider,
     providerReference: row.provider_reference,
     providerChargeId: row.provider_charge_id,
+    metadata: metadataOf(row.metadata),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
 }
 
 /** Keyset order (created_at, id): id orders payments created in the same millisecond. */
-const PAYMENTS_ORDER = ['created_at', 'id'];
-const PAYMENTS = new TenantReader('payments', 'p', SELECT_PAYMENT, PAYMENTS_ORDER, toView);
+const PAYMENTS = new TenantReader('payments', 'p', SELECT_PAYMENT, ['created_at', 'id'], toView);
+
+/** Every member given narrows the list (AND). */
+export interface PaymentListFilter {
+  invoiceId?: string;
+  status?: PaymentStatus;
+}
 
 /** Payments of one company. Every method takes the company id first. */
 @Injectable()
@@ -74,24 +81,14 @@ export class PaymentsRepository {
     return PAYMENTS.findById(this.txHost.tx, companyId, paymentId);
   }
 
-  /** A page in creation order, of one invoice's payments when `invoiceId` is given. */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-    invoiceId?: string,
-  ): Promise<Page<PaymentView>> {
-    if (invoiceId === undefined) return PAYMENTS.list(this.txHost.tx, companyId, limit, startingAfter);
+  /** A page in creation order (or its reverse) of the payments matching `filter`. */
+  list(companyId: string, page: PageRequest, filter: PaymentListFilter = {}): Promise<Page<PaymentView>> {
+    const { invoiceId, status } = filter;
+    const conditions: ListCondition[] = [];
     // ix_payments_company_invoice serves the filter and the order.
-    const rows = await this.txHost.tx.query<PaymentRow[]>(
-      `${SELECT_PAYMENT}
-        WHERE p.company_id = $1 AND p.invoice_id = $4
-          AND ${afterCursorSql('payments', 'p', PAYMENTS_ORDER, 2)}
-        ${orderBySql('p', PAYMENTS_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1, invoiceId],
-    );
-    return pageOf(rows, limit, toView);
+    if (invoiceId !== undefined) conditions.push((bind) => `p.invoice_id = ${bind(invoiceId)}::uuid`);
+    if (status !== undefined) conditions.push((bind) => `p.status = ${bind(status)}`);
+    return PAYMENTS.list(this.txHost.tx, companyId, page, conditions);
   }
 
   /**
@@ -131,8 +128,8 @@ export class PaymentsRepository {
     await this.txHost.tx.query(
       `INSERT INTO payments (company_id, id, invoice_id, amount, currency, status, failure_code,
                              payment_method, provider, provider_reference, provider_charge_id,
-                             idempotency_key, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+                             idempotency_key, created_at, updated_at, metadata)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [
         companyId,
         payment.id,
@@ -148,6 +145,7 @@ export class PaymentsRepository {
         idempotencyKey,
         payment.createdAt,
         payment.updatedAt,
+        JSON.stringify(payment.metadata),
       ],
     );
   }
@@ -171,9 +169,7 @@ export class PaymentsRepository {
                 updated_at = greatest($6, created_at)
           WHERE company_id = $1 AND id = $2 AND status = 'processing'
           RETURNING *)
-       SELECT p.id, p.invoice_id, p.amount, p.currency, p.status, p.failure_code, p.provider,
-              p.provider_reference, p.provider_charge_id, p.payment_method, p.created_at, p.updated_at
-         FROM changed p`,
+       SELECT ${PAYMENT_COLUMNS} FROM changed p`,
       [
         companyId,
         paymentId,

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import { PurchaseInvoiceNotFoundError } from '../purchasing.errors';
 import type { PurchaseInvoiceListView, PurchaseInvoiceView } from './purchase-invoice.view';
-import { PurchaseInvoicesRepository } from './purchase-invoices.repository';
+import { type PurchaseInvoiceListFilter, PurchaseInvoicesRepository } from './purchase-invoices.repository';
 
 /** Read side of purchase invoices, always within one company. */
 @Injectable()
@@ -15,7 +16,11 @@ export class PurchaseInvoiceQueries {
     return invoice;
   }
 
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<PurchaseInvoiceListView> {
-    return { object: 'list', ...(await this.purchaseInvoices.list(companyId, limit, startingAfter)) };
+  async list(
+    companyId: string,
+    page: PageRequest,
+    filter?: PurchaseInvoiceListFilter,
+  ): Promise<PurchaseInvoiceListView> {
+    return { object: 'list', ...(await this.purchaseInvoices.list(companyId, page, filter)) };
   }
 }

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/documents';
 import { describeMinorUnits } from '@ledgerkey/money';
 
@@ -21,6 +22,7 @@ export class PurchaseInvoiceView {
   @ApiProperty({ example: 12100, description: describeMinorUnits(12100, 'Total including VAT') })
   grossTotal: number;
   @ApiProperty({ type: String, nullable: true }) notes: string | null;
+  @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ example: '2026-11-30T12:00:00.000Z', format: 'date-time' }) createdAt: string;
 }
 

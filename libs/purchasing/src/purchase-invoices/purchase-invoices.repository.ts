@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type ListCondition,
+  type Metadata,
+  metadataOf,
   type Page,
+  type PageRequest,
   Propagation,
   TenantReader,
   Transactional,
@@ -27,6 +31,7 @@ interface PurchaseInvoiceRow extends StoredAmounts {
   issue_date: string;
   due_date: string | null;
   notes: string | null;
+  metadata: Metadata;
   created_at: Date;
 }
 
@@ -34,7 +39,7 @@ const SELECT_PURCHASE_INVOICE = `
   SELECT p.id, p.document_number, p.supplier, p.currency,
          to_char(p.issue_date, 'YYYY-MM-DD') AS issue_date,
          to_char(p.due_date, 'YYYY-MM-DD') AS due_date,
-         p.notes, p.vat_breakdown, p.net_total, p.vat_total, p.gross_total, p.created_at,
+         p.notes, p.vat_breakdown, p.net_total, p.vat_total, p.gross_total, p.metadata, p.created_at,
          ${linesAggregateSql('purchase_invoice_lines', 'purchase_invoice_id', 'p')}
     FROM purchase_invoices p`;
 
@@ -50,6 +55,7 @@ function toView(row: PurchaseInvoiceRow): PurchaseInvoiceView {
     dueDate: row.due_date,
     ...storedAmountsOf(row),
     notes: row.notes,
+    metadata: metadataOf(row.metadata),
     createdAt: row.created_at.toISOString(),
   };
 }
@@ -63,6 +69,26 @@ const PURCHASE_INVOICES = new TenantReader(
   toView,
 );
 
+/** Every member given narrows the list (AND). */
+export interface PurchaseInvoiceListFilter {
+  supplierVatId?: string;
+  documentNumber?: string;
+  /** Inclusive, `YYYY-MM-DD`. */
+  issueDateFrom?: string;
+  /** Inclusive, `YYYY-MM-DD`. */
+  issueDateTo?: string;
+}
+
+function purchaseInvoiceConditions(filter: PurchaseInvoiceListFilter): ListCondition[] {
+  const { supplierVatId, documentNumber, issueDateFrom, issueDateTo } = filter;
+  const conditions: ListCondition[] = [];
+  if (supplierVatId !== undefined) conditions.push((bind) => `p.supplier->>'vatId' = ${bind(supplierVatId)}`);
+  if (documentNumber !== undefined) conditions.push((bind) => `p.document_number = ${bind(documentNumber)}`);
+  if (issueDateFrom !== undefined) conditions.push((bind) => `p.issue_date >= ${bind(issueDateFrom)}::date`);
+  if (issueDateTo !== undefined) conditions.push((bind) => `p.issue_date <= ${bind(issueDateTo)}::date`);
+  return conditions;
+}
+
 /** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class PurchaseInvoicesRepository {
@@ -73,8 +99,12 @@ export class PurchaseInvoicesRepository {
   }
 
   /** A page in creation order (created_at, then id: rows sharing a timestamp are never repeated or skipped). */
-  list(companyId: string, limit: number, startingAfter?: string): Promise<Page<PurchaseInvoiceView>> {
-    return PURCHASE_INVOICES.list(this.txHost.tx, companyId, limit, startingAfter);
+  list(
+    companyId: string,
+    page: PageRequest,
+    filter: PurchaseInvoiceListFilter = {},
+  ): Promise<Page<PurchaseInvoiceView>> {
+    return PURCHASE_INVOICES.list(this.txHost.tx, companyId, page, purchaseInvoiceConditions(filter));
   }
 
   /**
@@ -106,11 +136,11 @@ export class PurchaseInvoicesRepository {
          INSERT INTO purchase_invoices (id, company_id, supplier, supplier_key, supplier_vat_id,
                                         supplier_name_key, document_number, document_key, currency,
                                         issue_date, due_date, notes, vat_breakdown, net_total,
-                                        vat_total, gross_total, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                                        vat_total, gross_total, created_at, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
          RETURNING id
        )
-       ${insertLinesSql('purchase_invoice_lines', 'purchase_invoice_id', 'invoice', 18)}`,
+       ${insertLinesSql('purchase_invoice_lines', 'purchase_invoice_id', 'invoice', 19)}`,
       [
         invoice.id,
         companyId,
@@ -126,6 +156,7 @@ export class PurchaseInvoicesRepository {
         invoice.notes,
         ...totalsParameters(invoice),
         invoice.createdAt,
+        JSON.stringify(invoice.metadata),
         ...lineParameters(invoice.lines),
       ],
     );

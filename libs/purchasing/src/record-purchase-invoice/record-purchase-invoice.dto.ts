@@ -9,7 +9,13 @@ import {
   type ValidationArguments,
   type ValidationOptions,
 } from 'class-validator';
-import { CodePointLength, codePointLength } from '@ledgerkey/database';
+import {
+  CodePointLength,
+  codePointLength,
+  commandMetadataOf,
+  type Metadata,
+  MetadataProperty,
+} from '@ledgerkey/database';
 import {
   DocumentLines,
   InvoiceLineDto,
@@ -142,6 +148,9 @@ export class RecordPurchaseInvoiceDto {
   @CodePointLength(0, 2000)
   notes?: string;
 
+  @MetadataProperty()
+  metadata?: Metadata;
+
   /**
    * The request as the fingerprint sees it: the company's currency filled in, so omitting it
    * and sending it are one payload. Supplier and document number stay as sent: they are
@@ -167,6 +176,8 @@ export interface RecordPurchaseInvoiceCommand {
   dueDate: string | null;
   lines: LineInput[];
   notes: string | null;
+  /** Absent when empty (see commandMetadataOf). */
+  metadata?: Metadata;
 }
 
 /** The validated request with every default applied (quantities and rates are canonical). */
@@ -183,5 +194,6 @@ export function toRecordPurchaseInvoiceCommand(
     dueDate: dto.dueDate ?? null,
     lines: lineInputsOf(dto.lines),
     notes: dto.notes ?? null,
+    metadata: commandMetadataOf(dto.metadata),
   };
 }

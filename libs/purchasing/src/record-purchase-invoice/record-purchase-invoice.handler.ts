@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines } from '@ledgerkey/documents';
 import { purchaseInvoicePosting } from '@ledgerkey/ledger';
 import type { PurchaseInvoiceView } from '../purchase-invoices/purchase-invoice.view';
@@ -54,11 +54,13 @@ export class RecordPurchaseInvoiceHandler {
       dueDate: command.dueDate,
       ...amounts,
       notes: command.notes,
+      metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
     const insert = () => this.purchaseInvoices.insert(company.id, document, invoice);
     return this.recorder.record(company.id, invoice, insert, {
       memo: `Purchase invoice ${invoice.documentNumber} from ${invoice.supplier.name}`,
+      entryDate: invoice.issueDate,
       lines: purchaseInvoicePosting(invoice),
     });
   }

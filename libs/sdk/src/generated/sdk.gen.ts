@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNoteResponses, GetEventData, GetEventErrors, GetEventResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoiceResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNotePdfData, GetCreditNotePdfErrors, GetCreditNotePdfResponses, GetCreditNoteResponses, GetCreditNoteUblData, GetCreditNoteUblErrors, GetCreditNoteUblResponses, GetEventData, GetEventErrors, GetEventResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoicePdfData, GetSalesInvoicePdfErrors, GetSalesInvoicePdfResponses, GetSalesInvoiceResponses, GetSalesInvoiceUblData, GetSalesInvoiceUblErrors, GetSalesInvoiceUblResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -31,6 +31,28 @@ export const createSalesInvoice = <ThrowOnError extends boolean = false>(options
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Download the invoice as Peppol BIS Billing 3.0 UBL
+ *
+ * The invoice as UBL 2.1 XML that passes the EN 16931 and Peppol BIS 3 rules, with the seller details it was issued with. The same document always gives the same bytes.
+ */
+export const getSalesInvoiceUbl = <ThrowOnError extends boolean = false>(options: Options<GetSalesInvoiceUblData, ThrowOnError>): RequestResult<GetSalesInvoiceUblResponses, GetSalesInvoiceUblErrors, ThrowOnError> => (options.client ?? client).get<GetSalesInvoiceUblResponses, GetSalesInvoiceUblErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/sales/invoices/{id}/ubl',
+    ...options
+});
+
+/**
+ * Download the invoice as PDF
+ *
+ * Seller and buyer, number, dates, lines, VAT per rate, totals and payment details. The same document always gives the same bytes.
+ */
+export const getSalesInvoicePdf = <ThrowOnError extends boolean = false>(options: Options<GetSalesInvoicePdfData, ThrowOnError>): RequestResult<GetSalesInvoicePdfResponses, GetSalesInvoicePdfErrors, ThrowOnError> => (options.client ?? client).get<GetSalesInvoicePdfResponses, GetSalesInvoicePdfErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/sales/invoices/{id}/pdf',
+    ...options
 });
 
 /**
@@ -64,6 +86,28 @@ export const createCreditNote = <ThrowOnError extends boolean = false>(options: 
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Download the credit note as Peppol BIS Billing 3.0 UBL
+ *
+ * The credit note as UBL 2.1 XML that passes the EN 16931 and Peppol BIS 3 rules, with the seller details it was issued with. The same document always gives the same bytes.
+ */
+export const getCreditNoteUbl = <ThrowOnError extends boolean = false>(options: Options<GetCreditNoteUblData, ThrowOnError>): RequestResult<GetCreditNoteUblResponses, GetCreditNoteUblErrors, ThrowOnError> => (options.client ?? client).get<GetCreditNoteUblResponses, GetCreditNoteUblErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/sales/credit-notes/{id}/ubl',
+    ...options
+});
+
+/**
+ * Download the credit note as PDF
+ *
+ * Seller and buyer, number, dates, lines, VAT per rate, totals and payment details. The same document always gives the same bytes.
+ */
+export const getCreditNotePdf = <ThrowOnError extends boolean = false>(options: Options<GetCreditNotePdfData, ThrowOnError>): RequestResult<GetCreditNotePdfResponses, GetCreditNotePdfErrors, ThrowOnError> => (options.client ?? client).get<GetCreditNotePdfResponses, GetCreditNotePdfErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/sales/credit-notes/{id}/pdf',
+    ...options
 });
 
 /**
@@ -120,7 +164,7 @@ export const listPurchaseInvoices = <ThrowOnError extends boolean = false>(optio
 /**
  * Record a payout from a payment provider
  *
- * Allocates a provider payout to sales invoices, raises their `paidTotal` and posts one journal entry (debit bank allocated − fee, debit payment fees, credit receivables). One settlement per `payoutId`, for ever: a second one, under any Idempotency-Key or after the key expired, answers 409 `payout_already_settled` naming the first. An allocation above the invoice outstanding amount (gross − credited − paid) or in another currency answers 422 `allocation_exceeds_outstanding`; an unknown invoice 404 `not_found`. These outcomes are stored and replayed under the key like a success.
+ * Allocates a provider payout to sales invoices, raises their `paidTotal` and posts one journal entry (debit bank allocated − fee, debit payment fees, credit receivables). One settlement per `payoutId`, for ever: a second one, under any Idempotency-Key or after the key expired, answers 409 `payout_already_settled` naming the first. An allocation above the invoice outstanding amount (gross − credited − paid − its payments still processing) or in another currency answers 422 `allocation_exceeds_outstanding`; an unknown invoice 404 `not_found`. These outcomes are stored and replayed under the key like a success.
  */
 export const createSettlement = <ThrowOnError extends boolean = false>(options: Options<CreateSettlementData, ThrowOnError>): RequestResult<CreateSettlementResponses, CreateSettlementErrors, ThrowOnError> => (options.client ?? client).post<CreateSettlementResponses, CreateSettlementErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -206,7 +250,7 @@ export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: 
 /**
  * Events in commit order
  *
- * One event per created document, written in the same transaction; a replayed request emits none. An event is listed as soon as its transaction commits; order is commit order per company. Page with `startingAfter` (the last event id you processed): no event is ever skipped, because an event that commits later always sorts after every event already listed. Other companies' transactions never delay your feed.
+ * One event per created document, written in the same transaction; a replayed request emits none. An event is listed as soon as its transaction commits; order is commit order per company. Page with `startingAfter` (the last event id you processed) in the default `asc` order: no event is ever skipped, because an event that commits later always sorts after every event already listed (`order=desc` shows the newest first, for browsing). Other companies' transactions never delay your feed.
  */
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>): RequestResult<ListEventsResponses, ListEventsErrors, ThrowOnError> => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -273,5 +317,73 @@ export const disableWebhookEndpoint = <ThrowOnError extends boolean = false>(opt
 export const listWebhookAttempts = <ThrowOnError extends boolean = false>(options: Options<ListWebhookAttemptsData, ThrowOnError>): RequestResult<ListWebhookAttemptsResponses, ListWebhookAttemptsErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookAttemptsResponses, ListWebhookAttemptsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/attempts',
+    ...options
+});
+
+/**
+ * The company profile new invoices and credit notes name as their seller
+ */
+export const getCompanyProfile = <ThrowOnError extends boolean = false>(options?: Options<GetCompanyProfileData, ThrowOnError>): RequestResult<GetCompanyProfileResponses, GetCompanyProfileErrors, ThrowOnError> => (options?.client ?? client).get<GetCompanyProfileResponses, GetCompanyProfileErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/company/profile',
+    ...options
+});
+
+/**
+ * Replace the company profile (legal name, VAT id, registration number, address, IBAN, …)
+ *
+ * The body is the whole profile: an omitted optional member is cleared; `address.countryCode` defaults to the company's country. Documents issued after the commit name the new profile as their `seller`; issued invoices and credit notes keep the seller they were issued with. Retry with the same Idempotency-Key and body as often as needed: the first answer is replayed (`Idempotent-Replayed: true`). Sending the same profile again under a new key changes nothing.
+ */
+export const updateCompanyProfile = <ThrowOnError extends boolean = false>(options: Options<UpdateCompanyProfileData, ThrowOnError>): RequestResult<UpdateCompanyProfileResponses, UpdateCompanyProfileErrors, ThrowOnError> => (options.client ?? client).post<UpdateCompanyProfileResponses, UpdateCompanyProfileErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/company/profile/update',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Create an API key of your company
+ *
+ * A company may have several keys, e.g. one per integration and a `read_only` one for people who only browse. Only the key’s SHA-256 hash is stored. The key (`secret`) is in this response only — and in its idempotent replay: a retry with the same Idempotency-Key and body answers the same key again (the first answer may have been lost on its way back, and without it the key would be of no use). That answer is stored with the Idempotency-Key sealed (encrypted with the server’s SECRETS_KEY) until the key expires (IDEMPOTENCY_KEY_TTL). Lists never show it.
+ */
+export const createApiKey = <ThrowOnError extends boolean = false>(options: Options<CreateApiKeyData, ThrowOnError>): RequestResult<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError> => (options.client ?? client).post<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/api-keys/create',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * API keys in creation order, revoked ones included
+ */
+export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Options<ListApiKeysData, ThrowOnError>): RequestResult<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError> => (options?.client ?? client).get<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/api-keys',
+    ...options
+});
+
+/**
+ * Retrieve an API key (never the key itself)
+ */
+export const getApiKey = <ThrowOnError extends boolean = false>(options: Options<GetApiKeyData, ThrowOnError>): RequestResult<GetApiKeyResponses, GetApiKeyErrors, ThrowOnError> => (options.client ?? client).get<GetApiKeyResponses, GetApiKeyErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/api-keys/{id}',
+    ...options
+});
+
+/**
+ * Revoke an API key
+ *
+ * Every API process refuses the key (`401`) within 5 s. Idempotent: revoking a revoked key answers it as it is. A key may revoke itself. The company’s last active `read_write` key cannot be revoked (`409 last_read_write_key`): without one, no key could be created through the API again — create the replacement first.
+ */
+export const revokeApiKey = <ThrowOnError extends boolean = false>(options: Options<RevokeApiKeyData, ThrowOnError>): RequestResult<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError> => (options.client ?? client).post<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/api-keys/{id}/revoke',
     ...options
 });

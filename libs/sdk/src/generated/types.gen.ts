@@ -52,6 +52,32 @@ export type IssueInvoiceDto = {
     customer: PartyDto;
     lines: Array<InvoiceLineDto>;
     notes?: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
+};
+
+export type CompanyAddressView = {
+    street: string | null;
+    city: string | null;
+    postalCode: string | null;
+    /**
+     * Defaults to the company's country
+     */
+    countryCode: string;
+};
+
+export type SellerView = {
+    legalName: string;
+    vatId: string | null;
+    registrationNumber: string | null;
+    address: CompanyAddressView;
+    iban: string | null;
+    email: string | null;
+    peppolId: string | null;
 };
 
 export type PartyView = {
@@ -100,6 +126,10 @@ export type InvoiceView = {
     currency: string;
     issueDate: string;
     dueDate: string | null;
+    /**
+     * The company profile when the invoice was issued (immutable: later profile changes do not alter it)
+     */
+    seller: SellerView;
     customer: PartyView;
     lines: Array<InvoiceLineView>;
     vatBreakdown: Array<VatBreakdownView>;
@@ -123,7 +153,25 @@ export type InvoiceView = {
      * Paid through payments and settlements. An integer number of the currency minor unit (cents for EUR): 0 = 0.00 EUR.
      */
     paidTotal: number;
+    /**
+     * grossTotal − creditedTotal − paidTotal: what is still owed. An integer number of the currency minor unit (cents for EUR): 12100 = 121.00 EUR.
+     */
+    outstandingAmount: number;
+    /**
+     * `paid` when nothing is outstanding (paid, credited or both), `partially_paid` when a payment or settlement was applied and some is still owed, else `unpaid`
+     */
+    paymentStatus: 'unpaid' | 'partially_paid' | 'paid';
+    /**
+     * `credited` when credit notes cover the whole gross total, `partially_credited`, or `none`
+     */
+    creditStatus: 'none' | 'partially_credited' | 'credited';
     notes: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -144,6 +192,12 @@ export type IssueCreditNoteDto = {
      * What to credit. Omit to credit everything not yet credited: exactly the remaining net and VAT per rate, so the invoice and its credit notes net to zero.
      */
     lines?: Array<InvoiceLineDto>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type CreditNoteView = {
@@ -157,6 +211,10 @@ export type CreditNoteView = {
     reason: 'duplicate' | 'fraudulent' | 'order_change' | 'product_unsatisfactory' | 'other';
     memo: string | null;
     currency: string;
+    /**
+     * The company profile when the credit note was issued (immutable)
+     */
+    seller: SellerView;
     lines: Array<InvoiceLineView>;
     vatBreakdown: Array<VatBreakdownView>;
     /**
@@ -171,6 +229,12 @@ export type CreditNoteView = {
      * Credited including VAT. An integer number of the currency minor unit (cents for EUR): 6050 = 60.50 EUR.
      */
     grossTotal: number;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -217,6 +281,12 @@ export type RecordPurchaseInvoiceDto = {
     dueDate?: string;
     lines: Array<InvoiceLineDto>;
     notes?: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type PurchaseInvoiceView = {
@@ -245,6 +315,12 @@ export type PurchaseInvoiceView = {
      */
     grossTotal: number;
     notes: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -286,6 +362,12 @@ export type RecordSettlementDto = {
      * What the payout pays, per invoice; each invoice at most once
      */
     allocations: Array<SettlementAllocationDto>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type SettlementAllocationView = {
@@ -322,6 +404,12 @@ export type SettlementView = {
      * In invoiceId order
      */
     allocations: Array<SettlementAllocationView>;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
 };
 
@@ -348,6 +436,12 @@ export type CreatePaymentDto = {
      * The customer's payment method at the provider (1–255 visible ASCII). The provider sandbox knows `pm_card_visa`, `pm_card_declined`, `pm_card_timeout`, `pm_card_error` and `pm_card_lost_response`.
      */
     paymentMethod: string;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type PaymentView = {
@@ -385,6 +479,12 @@ export type PaymentView = {
      * The provider's charge, once it is known
      */
     providerChargeId: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     createdAt: string;
     /**
      * When the outcome was recorded (= createdAt while processing)
@@ -424,6 +524,10 @@ export type JournalEntryView = {
     sourceId: string;
     memo: string;
     postedAt: string;
+    /**
+     * The date of the document the entry records (an invoice's or purchase invoice's issue date, a payout's date, else the posting's UTC date): reports by date select on it
+     */
+    entryDate: string;
     lines: Array<JournalLineView>;
 };
 
@@ -503,6 +607,12 @@ export type CreateWebhookEndpointDto = {
      * Event types to receive; `"*"` receives every type, including types added later.
      */
     enabledEvents: Array<'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed' | '*'>;
+    /**
+     * Your own string key/values (at most 20 keys of 1–40 characters without `[` `]`, values of at most 500). Stored with the object and immutable, returned (keys sorted), part of the Idempotency-Key fingerprint.
+     */
+    metadata?: {
+        [key: string]: string;
+    };
 };
 
 export type CreatedWebhookEndpointView = {
@@ -513,6 +623,12 @@ export type CreatedWebhookEndpointView = {
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
     /**
      * Standard Webhooks signing secret. Shown only in this response (and its idempotent replay while the Idempotency-Key is retained); store it now.
      */
@@ -527,6 +643,12 @@ export type WebhookEndpointView = {
     status: 'enabled' | 'disabled';
     createdAt: string;
     disabledAt: string | null;
+    /**
+     * Your key/values sent at creation, keys sorted
+     */
+    metadata: {
+        [key: string]: string;
+    };
 };
 
 export type WebhookEndpointListView = {
@@ -571,7 +693,106 @@ export type WebhookAttemptListView = {
     hasMore: boolean;
 };
 
-export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
+export type CompanyProfileView = {
+    legalName: string;
+    vatId: string | null;
+    registrationNumber: string | null;
+    address: CompanyAddressView;
+    iban: string | null;
+    email: string | null;
+    peppolId: string | null;
+    object: 'company_profile';
+};
+
+export type CompanyAddressDto = {
+    street?: string;
+    city?: string;
+    postalCode?: string;
+    /**
+     * ISO 3166-1 alpha-2, upper case; defaults to the company's country
+     */
+    countryCode?: string;
+};
+
+export type UpdateCompanyProfileDto = {
+    /**
+     * The registered name
+     */
+    legalName: string;
+    /**
+     * VAT identifier with its country prefix
+     */
+    vatId?: string;
+    /**
+     * Company (legal entity) registration number
+     */
+    registrationNumber?: string;
+    address?: CompanyAddressDto;
+    /**
+     * Where customers pay: an IBAN without spaces, upper case, with a valid check sum
+     */
+    iban?: string;
+    email?: string;
+    /**
+     * Peppol participant id as `<ISO 6523 scheme>:<identifier>` (e.g. 0200 for a Lithuanian company code, 9939 for a Swedish VAT id): the seller endpoint of its UBL documents
+     */
+    peppolId?: string;
+};
+
+export type CreateApiKeyDto = {
+    /**
+     * What the key is for, shown in lists (1–100 characters).
+     */
+    name?: string;
+    /**
+     * `read_write`: every route. `read_only`: GET routes only — the key to give people who only browse; any create, change or revoke answers `403 forbidden`.
+     */
+    scope: 'read_write' | 'read_only';
+};
+
+export type CreatedApiKeyView = {
+    id: string;
+    object: 'api_key';
+    name: string | null;
+    /**
+     * `read_write`: every route. `read_only`: GET routes only; anything else answers `403 forbidden`.
+     */
+    scope: 'read_write' | 'read_only';
+    /**
+     * The first characters of the key, to recognise it
+     */
+    prefix: string;
+    createdAt: string;
+    revokedAt: string | null;
+    /**
+     * The API key. Shown only in this response (and its idempotent replay while the Idempotency-Key is retained); only its SHA-256 hash is stored. Store it now.
+     */
+    secret: string;
+};
+
+export type ApiKeyView = {
+    id: string;
+    object: 'api_key';
+    name: string | null;
+    /**
+     * `read_write`: every route. `read_only`: GET routes only; anything else answers `403 forbidden`.
+     */
+    scope: 'read_write' | 'read_only';
+    /**
+     * The first characters of the key, to recognise it
+     */
+    prefix: string;
+    createdAt: string;
+    revokedAt: string | null;
+};
+
+export type ApiKeyListView = {
+    object: 'list';
+    data: Array<ApiKeyView>;
+    hasMore: boolean;
+};
+
+export type ProblemCode = 'validation_failed' | 'malformed_json' | 'idempotency_key_missing' | 'idempotency_key_invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'idempotency_key_in_use' | 'order_already_invoiced' | 'payout_already_settled' | 'purchase_invoice_duplicate' | 'last_read_write_key' | 'idempotency_replay_unavailable' | 'payload_too_large' | 'unsupported_media_type' | 'idempotency_key_reused' | 'due_date_before_issue_date' | 'amount_out_of_range' | 'credit_exceeds_invoice' | 'credit_note_empty' | 'allocation_exceeds_outstanding' | 'amount_exceeds_outstanding' | 'invoice_fully_credited' | 'currency_mismatch' | 'webhook_url_forbidden' | 'einvoice_not_representable' | 'rate_limited' | 'internal_error' | 'service_unavailable' | 'payment_provider_unavailable';
 
 export type ProblemFieldError = {
     field: string;
@@ -632,6 +853,10 @@ export type CreateSalesInvoiceErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `order_already_invoiced` (with `existingInvoiceId`) or `idempotency_key_in_use`
      *
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
@@ -641,6 +866,10 @@ export type CreateSalesInvoiceErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -662,6 +891,96 @@ export type CreateSalesInvoiceResponses = {
 
 export type CreateSalesInvoiceResponse = CreateSalesInvoiceResponses[keyof CreateSalesInvoiceResponses];
 
+export type GetSalesInvoiceUblData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/invoices/{id}/ubl';
+};
+
+export type GetSalesInvoiceUblErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * `einvoice_not_representable`: the company profile or the customer lacks what Peppol requires; `problems` lists `{ rule, message }` per broken EN 16931 / Peppol rule
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetSalesInvoiceUblError = GetSalesInvoiceUblErrors[keyof GetSalesInvoiceUblErrors];
+
+export type GetSalesInvoiceUblResponses = {
+    /**
+     * UBL 2.1 XML (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetSalesInvoiceUblResponse = GetSalesInvoiceUblResponses[keyof GetSalesInvoiceUblResponses];
+
+export type GetSalesInvoicePdfData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/invoices/{id}/pdf';
+};
+
+export type GetSalesInvoicePdfErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetSalesInvoicePdfError = GetSalesInvoicePdfErrors[keyof GetSalesInvoicePdfErrors];
+
+export type GetSalesInvoicePdfResponses = {
+    /**
+     * PDF (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetSalesInvoicePdfResponse = GetSalesInvoicePdfResponses[keyof GetSalesInvoicePdfResponses];
+
 export type GetSalesInvoiceData = {
     body?: never;
     path: {
@@ -680,6 +999,10 @@ export type GetSalesInvoiceErrors = {
      * `not_found` (also for another company's id)
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -704,9 +1027,41 @@ export type ListSalesInvoicesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * The invoice of this order (at most one)
+         */
+        orderId?: string;
+        /**
+         * Invoices to this customer's VAT id
+         */
+        customerVatId?: string;
+        /**
+         * Issued on or after
+         */
+        issueDateFrom?: string;
+        /**
+         * Issued on or before
+         */
+        issueDateTo?: string;
+        paymentStatus?: 'unpaid' | 'partially_paid' | 'paid';
+        creditStatus?: 'none' | 'partially_credited' | 'credited';
+        /**
+         * Invoices whose metadata holds every pair given: `?metadata[crmId]=deal-3120`
+         */
+        metadata?: {
+            [key: string]: string;
+        };
     };
     url: '/v1/sales/invoices';
 };
@@ -720,6 +1075,10 @@ export type ListSalesInvoicesErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -761,6 +1120,10 @@ export type CreateCreditNoteErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `not_found`: no such invoice in your company (stored under the key)
      */
     404: ProblemDetails;
@@ -774,6 +1137,10 @@ export type CreateCreditNoteErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -795,6 +1162,96 @@ export type CreateCreditNoteResponses = {
 
 export type CreateCreditNoteResponse = CreateCreditNoteResponses[keyof CreateCreditNoteResponses];
 
+export type GetCreditNoteUblData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/credit-notes/{id}/ubl';
+};
+
+export type GetCreditNoteUblErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * `einvoice_not_representable`: the company profile or the customer lacks what Peppol requires; `problems` lists `{ rule, message }` per broken EN 16931 / Peppol rule
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetCreditNoteUblError = GetCreditNoteUblErrors[keyof GetCreditNoteUblErrors];
+
+export type GetCreditNoteUblResponses = {
+    /**
+     * UBL 2.1 XML (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetCreditNoteUblResponse = GetCreditNoteUblResponses[keyof GetCreditNoteUblResponses];
+
+export type GetCreditNotePdfData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/sales/credit-notes/{id}/pdf';
+};
+
+export type GetCreditNotePdfErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found`
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetCreditNotePdfError = GetCreditNotePdfErrors[keyof GetCreditNotePdfErrors];
+
+export type GetCreditNotePdfResponses = {
+    /**
+     * PDF (`Content-Disposition: attachment`)
+     */
+    200: Blob | File;
+};
+
+export type GetCreditNotePdfResponse = GetCreditNotePdfResponses[keyof GetCreditNotePdfResponses];
+
 export type GetCreditNoteData = {
     body?: never;
     path: {
@@ -813,6 +1270,10 @@ export type GetCreditNoteErrors = {
      * `not_found`
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -837,9 +1298,21 @@ export type ListCreditNotesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Only the credit notes of this invoice
+         */
+        invoiceId?: string;
     };
     url: '/v1/sales/credit-notes';
 };
@@ -853,6 +1326,10 @@ export type ListCreditNotesErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -894,6 +1371,10 @@ export type CreatePurchaseInvoiceErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `purchase_invoice_duplicate` (with `existingPurchaseInvoiceId`) or `idempotency_key_in_use`
      *
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
@@ -903,6 +1384,10 @@ export type CreatePurchaseInvoiceErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -943,6 +1428,10 @@ export type GetPurchaseInvoiceErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -966,9 +1455,33 @@ export type ListPurchaseInvoicesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Invoices of this supplier's VAT id
+         */
+        supplierVatId?: string;
+        /**
+         * The supplier's invoice number, exactly as recorded
+         */
+        documentNumber?: string;
+        /**
+         * Issued on or after
+         */
+        issueDateFrom?: string;
+        /**
+         * Issued on or before
+         */
+        issueDateTo?: string;
     };
     url: '/v1/purchases/invoices';
 };
@@ -982,6 +1495,10 @@ export type ListPurchaseInvoicesErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1023,6 +1540,10 @@ export type CreateSettlementErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `not_found`: an allocated invoice does not exist in your company
      */
     404: ProblemDetails;
@@ -1033,11 +1554,15 @@ export type CreateSettlementErrors = {
      */
     409: ProblemDetails;
     /**
-     * `allocation_exceeds_outstanding` (above gross − credited − paid, or another currency), `amount_out_of_range` or `idempotency_key_reused`
+     * `allocation_exceeds_outstanding` (above gross − credited − paid − payments still processing, or another currency), `amount_out_of_range` or `idempotency_key_reused`
      *
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1078,6 +1603,10 @@ export type GetSettlementErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1101,9 +1630,21 @@ export type ListSettlementsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * The settlement of this provider payout (at most one)
+         */
+        payoutId?: string;
     };
     url: '/v1/settlements';
 };
@@ -1117,6 +1658,10 @@ export type ListSettlementsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1158,6 +1703,10 @@ export type CreatePaymentErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `not_found`: the invoice does not exist in your company
      */
     404: ProblemDetails;
@@ -1173,6 +1722,10 @@ export type CreatePaymentErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1217,6 +1770,10 @@ export type GetPaymentErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1240,13 +1797,22 @@ export type ListPaymentsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
         /**
          * Only the payments of this invoice
          */
         invoiceId?: string;
+        status?: 'processing' | 'succeeded' | 'failed';
     };
     url: '/v1/payments';
 };
@@ -1260,6 +1826,10 @@ export type ListPaymentsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1284,9 +1854,17 @@ export type ListJournalEntriesData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/ledger/entries';
 };
@@ -1300,6 +1878,10 @@ export type ListJournalEntriesErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1331,6 +1913,10 @@ export type GetTrialBalanceErrors = {
      */
     401: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1354,9 +1940,21 @@ export type ListEventsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+        /**
+         * Only events of this type
+         */
+        type?: 'invoice.created' | 'credit_note.created' | 'settlement.created' | 'purchase_invoice.created' | 'payment.succeeded' | 'payment.failed';
     };
     url: '/v1/events';
 };
@@ -1370,6 +1968,10 @@ export type ListEventsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1406,6 +2008,10 @@ export type GetEventErrors = {
      * `not_found`
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1447,6 +2053,10 @@ export type CreateWebhookEndpointErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
      */
     409: ProblemDetails;
@@ -1460,6 +2070,10 @@ export type CreateWebhookEndpointErrors = {
      * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
      */
     422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1487,9 +2101,17 @@ export type ListWebhookEndpointsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/webhook-endpoints';
 };
@@ -1503,6 +2125,10 @@ export type ListWebhookEndpointsErrors = {
      * Missing or unknown API key (`unauthorized`)
      */
     401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1543,6 +2169,10 @@ export type GetWebhookEndpointErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1575,9 +2205,17 @@ export type DisableWebhookEndpointErrors = {
      */
     401: ProblemDetails;
     /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
      * `not_found` (also for another company's id)
      */
     404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
     /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
@@ -1604,9 +2242,17 @@ export type ListWebhookAttemptsData = {
     query?: {
         limit?: number;
         /**
-         * Id of the last object of the previous page
+         * The id of the last object of the previous page: the page after it, in `order`
          */
         startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
     };
     url: '/v1/webhook-endpoints/{id}/attempts';
 };
@@ -1625,6 +2271,10 @@ export type ListWebhookAttemptsErrors = {
      */
     404: ProblemDetails;
     /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
      * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
      */
     500: ProblemDetails;
@@ -1641,3 +2291,304 @@ export type ListWebhookAttemptsResponses = {
 };
 
 export type ListWebhookAttemptsResponse = ListWebhookAttemptsResponses[keyof ListWebhookAttemptsResponses];
+
+export type GetCompanyProfileData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/company/profile';
+};
+
+export type GetCompanyProfileErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetCompanyProfileError = GetCompanyProfileErrors[keyof GetCompanyProfileErrors];
+
+export type GetCompanyProfileResponses = {
+    200: CompanyProfileView;
+};
+
+export type GetCompanyProfileResponse = GetCompanyProfileResponses[keyof GetCompanyProfileResponses];
+
+export type UpdateCompanyProfileData = {
+    body: UpdateCompanyProfileDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/company/profile/update';
+};
+
+export type UpdateCompanyProfileErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * `idempotency_key_in_use`
+     *
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type UpdateCompanyProfileError = UpdateCompanyProfileErrors[keyof UpdateCompanyProfileErrors];
+
+export type UpdateCompanyProfileResponses = {
+    /**
+     * The whole profile, as stored (or replayed)
+     */
+    200: CompanyProfileView;
+};
+
+export type UpdateCompanyProfileResponse = UpdateCompanyProfileResponses[keyof UpdateCompanyProfileResponses];
+
+export type CreateApiKeyData = {
+    body: CreateApiKeyDto;
+    headers: {
+        /**
+         * One key per logical operation, reused on every retry (1–255 visible ASCII characters; bare or as a quoted Structured Field string). Scoped to your company and this operation.
+         */
+        'Idempotency-Key': string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/api-keys/create';
+};
+
+export type CreateApiKeyErrors = {
+    /**
+     * Missing or invalid Idempotency-Key (`idempotency_key_missing`, `idempotency_key_invalid`) or invalid body (`validation_failed`, `malformed_json`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * A request with this key is still running (`idempotency_key_in_use`, with `Retry-After`), or a business-key conflict documented for this route.
+     */
+    409: ProblemDetails;
+    /**
+     * Replays only, `idempotency_replay_unavailable`: the key was created, but the stored answer (it holds the key) was sealed under a key the server no longer has. Do not retry: revoke the key (list the keys to find it) and create another.
+     */
+    410: ProblemDetails;
+    /**
+     * The key was already used with a different payload (`idempotency_key_reused`; do not retry), or a business rule rejected the request (stored and replayed under the key).
+     */
+    422: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type CreateApiKeyError = CreateApiKeyErrors[keyof CreateApiKeyErrors];
+
+export type CreateApiKeyResponses = {
+    /**
+     * Created (or replayed)
+     */
+    201: CreatedApiKeyView;
+};
+
+export type CreateApiKeyResponse = CreateApiKeyResponses[keyof CreateApiKeyResponses];
+
+export type ListApiKeysData = {
+    body?: never;
+    path?: never;
+    query?: {
+        limit?: number;
+        /**
+         * The id of the last object of the previous page: the page after it, in `order`
+         */
+        startingAfter?: string;
+        /**
+         * The id of the first object of the next page: the page before it, still in `order` (`hasMore` then says whether more precede it). Not together with `startingAfter`.
+         */
+        endingBefore?: string;
+        /**
+         * `asc`: the list's natural order (as its summary says: creation, numbering or commit order), oldest first; `desc`: newest first.
+         */
+        order?: 'asc' | 'desc';
+    };
+    url: '/v1/api-keys';
+};
+
+export type ListApiKeysErrors = {
+    /**
+     * The request is invalid (`validation_failed`). Nothing is stored.
+     */
+    400: ProblemDetails;
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type ListApiKeysError = ListApiKeysErrors[keyof ListApiKeysErrors];
+
+export type ListApiKeysResponses = {
+    /**
+     * Never includes a key itself, only its prefix
+     */
+    200: ApiKeyListView;
+};
+
+export type ListApiKeysResponse = ListApiKeysResponses[keyof ListApiKeysResponses];
+
+export type GetApiKeyData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/api-keys/{id}';
+};
+
+export type GetApiKeyErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type GetApiKeyError = GetApiKeyErrors[keyof GetApiKeyErrors];
+
+export type GetApiKeyResponses = {
+    200: ApiKeyView;
+};
+
+export type GetApiKeyResponse = GetApiKeyResponses[keyof GetApiKeyResponses];
+
+export type RevokeApiKeyData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/api-keys/{id}/revoke';
+};
+
+export type RevokeApiKeyErrors = {
+    /**
+     * Missing or unknown API key (`unauthorized`)
+     */
+    401: ProblemDetails;
+    /**
+     * `forbidden`: the request was made with a `read_only` key
+     */
+    403: ProblemDetails;
+    /**
+     * `not_found` (also for another company's id)
+     */
+    404: ProblemDetails;
+    /**
+     * `last_read_write_key`: the company’s last active read_write key
+     */
+    409: ProblemDetails;
+    /**
+     * Over the rate limit (`rate_limited`): the company’s (RATE_LIMIT_PER_SECOND, bursts up to twice that), or the client address’s for requests whose key is not (yet) verified. Nothing ran and nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every answer of this route carries the RateLimit headers.
+     */
+    429: ProblemDetails;
+    /**
+     * Unexpected failure (`internal_error`): nothing was committed, the body names no internals. Safe to retry with the same Idempotency-Key.
+     */
+    500: ProblemDetails;
+    /**
+     * The database is unreachable, or could not complete the request in time: a lock wait past the statement timeout, a serialization failure or a deadlock (`service_unavailable`, with `Retry-After`). Nothing was committed or stored under the key: retry with the same Idempotency-Key.
+     */
+    503: ProblemDetails;
+};
+
+export type RevokeApiKeyError = RevokeApiKeyErrors[keyof RevokeApiKeyErrors];
+
+export type RevokeApiKeyResponses = {
+    200: ApiKeyView;
+};
+
+export type RevokeApiKeyResponse = RevokeApiKeyResponses[keyof RevokeApiKeyResponses];

@@ -1,7 +1,9 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsISO31661Alpha2, IsString, Matches } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsISO31661Alpha2, IsObject, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
 import { CodePointLength } from '@ledgerkey/database';
 import { IsMoneyCurrency } from '@ledgerkey/money';
+import { CompanyProfileDto } from '../company-profile/company-profile.dto';
 
 export class CreateCompanyDto {
   @ApiProperty({ example: 'UAB Pardavėjas' })
@@ -17,6 +19,18 @@ export class CreateCompanyDto {
   @ApiProperty({ example: 'EUR', description: 'ISO 4217, upper case: the default invoice currency' })
   @IsMoneyCurrency()
   currency: string;
+
+  @ApiPropertyOptional({
+    type: CompanyProfileDto,
+    description:
+      'The seller details its documents carry (see `POST /v1/company/profile/update`). ' +
+      'Without it the legal name is `name` and the rest is unset.',
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CompanyProfileDto)
+  profile?: CompanyProfileDto;
 }
 
 export class CreatedCompanyView {

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Transactional } from '@ledgerkey/database';
-import { apiKeyPrefix, generateApiKey, hashApiKey } from '../api-key';
 import { CompaniesRepository } from '../companies.repository';
 import type { Company } from '../company';
+import { type CompanyProfileInput, companyProfileOf } from '../company-profile/company-profile';
+import { CreateApiKeyHandler } from '../create-api-key/create-api-key.handler';
 
 export interface CreatedCompany {
   companyId: string;
@@ -10,16 +11,29 @@ export interface CreatedCompany {
   apiKey: string;
 }
 
+export interface NewCompany extends Omit<Company, 'id'> {
+  profile?: CompanyProfileInput;
+}
+
 @Injectable()
 export class CreateCompanyHandler {
-  constructor(private readonly companies: CompaniesRepository) {}
+  constructor(
+    private readonly companies: CompaniesRepository,
+    private readonly createApiKey: CreateApiKeyHandler,
+  ) {}
 
-  /** Creates a company and its first API key in one transaction. */
+  /**
+   * Creates a company, its profile and its first API key (`read_write`, unnamed) in one transaction. Without a profile
+   * the company's legal name is its name.
+   */
   @Transactional()
-  async execute(input: Omit<Company, 'id'>): Promise<CreatedCompany> {
-    const company = await this.companies.insert(input);
-    const apiKey = generateApiKey();
-    await this.companies.insertApiKey(company.id, hashApiKey(apiKey), apiKeyPrefix(apiKey));
-    return { companyId: company.id, apiKey };
+  async execute(input: NewCompany): Promise<CreatedCompany> {
+    const { profile, ...fields } = input;
+    const company = await this.companies.insert(
+      { name: fields.name, countryCode: fields.countryCode, currency: fields.currency },
+      companyProfileOf(profile ?? { legalName: fields.name }, fields.countryCode),
+    );
+    const { secret } = await this.createApiKey.execute(company.id, { scope: 'read_write' });
+    return { companyId: company.id, apiKey: secret };
   }
 }

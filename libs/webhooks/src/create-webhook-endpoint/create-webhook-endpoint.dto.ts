@@ -9,7 +9,7 @@ import {
   registerDecorator,
   type ValidationOptions,
 } from 'class-validator';
-import { CodePointLength, codePointLength } from '@ledgerkey/database';
+import { CodePointLength, codePointLength, type Metadata, MetadataProperty } from '@ledgerkey/database';
 import { EVENT_TYPES } from '@ledgerkey/outbox';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -113,4 +113,7 @@ export class CreateWebhookEndpointDto {
     message: `each enabledEvents value must be one of ${ENABLED_EVENT_VALUES.join(', ')}`,
   })
   enabledEvents: string[];
+
+  @MetadataProperty()
+  metadata?: Metadata;
 }

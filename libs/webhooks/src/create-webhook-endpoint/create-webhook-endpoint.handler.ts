@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { Inject, Injectable } from '@nestjs/common';
-import { Transactional } from '@ledgerkey/database';
+import { metadataOf, Transactional } from '@ledgerkey/database';
 import { SecretBox } from '@ledgerkey/secrets';
 import type { CreatedWebhookEndpointView } from '../endpoints/webhook-endpoint.view';
 import { WebhookEndpointsRepository } from '../endpoints/webhook-endpoints.repository';
@@ -46,6 +46,7 @@ export class CreateWebhookEndpointHandler {
       // Sealed at rest: a database dump alone does not reveal it; delivery opens it to sign.
       sealedSecret: this.secrets.seal(secret),
       createdAt: now,
+      metadata: metadataOf(dto.metadata),
     });
     return { ...endpoint, secret };
   }

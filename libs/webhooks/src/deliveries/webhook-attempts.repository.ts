@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import {
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
+  type KeysetSource,
+  keysetPage,
+  type Page,
+  type PageRequest,
 } from '@ledgerkey/database';
 import type { AttemptResult, WebhookAttemptView } from './webhook-attempt.view';
 
@@ -39,31 +40,34 @@ function toView(row: AttemptRow): WebhookAttemptView {
   };
 }
 
-/** Recorded delivery attempts, read side. Every method takes the company id first. */
-/** Keyset order of the list; ends in a unique column. */
-const WEBHOOK_ATTEMPTS_ORDER = ['seq'];
+/** Keyset order of the list: recording order, unique. */
+const WEBHOOK_ATTEMPTS: KeysetSource = {
+  table: 'webhook_attempts',
+  alias: 'a',
+  select: `SELECT a.id, a.endpoint_id, a.event_id, a.delivery_id, a.attempt_number, a.result, a.status_code,
+                  a.duration_ms, a.error, a.started_at, a.finished_at
+             FROM webhook_attempts a`,
+  orderKeys: ['seq'],
+};
 
+/** Recorded delivery attempts, read side. Every method takes the company id first. */
 @Injectable()
 export class WebhookAttemptsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
 
-  /** An endpoint's attempts in recording order, after the attempt `startingAfter`. */
-  async listByEndpoint(
+  /** An endpoint's attempts in recording order (or its reverse). */
+  listByEndpoint(
     companyId: string,
     endpointId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: WebhookAttemptView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<AttemptRow[]>(
-      `SELECT a.id, a.endpoint_id, a.event_id, a.delivery_id, a.attempt_number, a.result, a.status_code,
-              a.duration_ms, a.error, a.started_at, a.finished_at
-         FROM webhook_attempts a
-        WHERE a.company_id = $1 AND a.endpoint_id = $2
-          AND ${afterCursorSql('webhook_attempts', 'a', WEBHOOK_ATTEMPTS_ORDER, 3)}
-        ${orderBySql('a', WEBHOOK_ATTEMPTS_ORDER)}
-        LIMIT $4`,
-      [companyId, endpointId, startingAfter ?? null, limit + 1],
+    page: PageRequest,
+  ): Promise<Page<WebhookAttemptView>> {
+    return keysetPage(
+      this.txHost.tx,
+      WEBHOOK_ATTEMPTS,
+      companyId,
+      page,
+      [(bind) => `a.endpoint_id = ${bind(endpointId)}::uuid`],
+      toView,
     );
-    return pageOf(rows, limit, toView);
   }
 }

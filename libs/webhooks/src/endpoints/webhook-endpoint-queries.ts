@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { PageRequest } from '@ledgerkey/database';
 import type { WebhookAttemptListView } from '../deliveries/webhook-attempt.view';
 import { WebhookAttemptsRepository } from '../deliveries/webhook-attempts.repository';
 import { WebhookEndpointNotFoundError } from '../webhooks.errors';
@@ -20,21 +21,17 @@ export class WebhookEndpointQueries {
     return endpoint;
   }
 
-  async list(companyId: string, limit: number, startingAfter?: string): Promise<WebhookEndpointListView> {
-    return { object: 'list', ...(await this.endpoints.list(companyId, limit, startingAfter)) };
+  async list(companyId: string, page: PageRequest): Promise<WebhookEndpointListView> {
+    return { object: 'list', ...(await this.endpoints.list(companyId, page)) };
   }
 
   /** @throws WebhookEndpointNotFoundError when the endpoint is unknown in this company */
   async listAttempts(
     companyId: string,
     endpointId: string,
-    limit: number,
-    startingAfter?: string,
+    page: PageRequest,
   ): Promise<WebhookAttemptListView> {
     await this.get(companyId, endpointId);
-    return {
-      object: 'list',
-      ...(await this.attempts.listByEndpoint(companyId, endpointId, limit, startingAfter)),
-    };
+    return { object: 'list', ...(await this.attempts.listByEndpoint(companyId, endpointId, page)) };
   }
 }

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 import { EVENT_TYPES } from '@ledgerkey/outbox';
 
 export class WebhookEndpointView {
@@ -10,6 +11,7 @@ export class WebhookEndpointView {
   @ApiProperty({ enum: ['enabled', 'disabled'] }) status: 'enabled' | 'disabled';
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) disabledAt: string | null;
+  @MetadataViewProperty() metadata: Metadata;
 }
 
 export class CreatedWebhookEndpointView extends WebhookEndpointView {

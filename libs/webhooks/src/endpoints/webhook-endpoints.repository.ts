@@ -4,9 +4,12 @@ import {
   Transactional,
   TransactionHost,
   type TypeOrmTransactionalAdapter,
-  afterCursorSql,
-  orderBySql,
-  pageOf,
+  type KeysetSource,
+  keysetPage,
+  type Metadata,
+  metadataOf,
+  type Page,
+  type PageRequest,
 } from '@ledgerkey/database';
 import type { WebhookEndpointView } from './webhook-endpoint.view';
 
@@ -17,9 +20,10 @@ interface EndpointRow {
   status: 'enabled' | 'disabled';
   created_at: Date;
   disabled_at: Date | null;
+  metadata: Metadata;
 }
 
-const COLUMNS = `id, url, enabled_events, status, created_at, disabled_at`;
+const COLUMNS = `id, url, enabled_events, status, created_at, disabled_at, metadata`;
 
 function toView(row: EndpointRow): WebhookEndpointView {
   return {
@@ -30,13 +34,19 @@ function toView(row: EndpointRow): WebhookEndpointView {
     status: row.status,
     createdAt: row.created_at.toISOString(),
     disabledAt: row.disabled_at?.toISOString() ?? null,
+    metadata: metadataOf(row.metadata),
   };
 }
 
-/** Webhook endpoints of one company. Every method takes the company id first. */
-/** Keyset order of the list; ends in a unique column. */
-const WEBHOOK_ENDPOINTS_ORDER = ['seq'];
+/** Keyset order of the list: creation order, unique. */
+const WEBHOOK_ENDPOINTS: KeysetSource = {
+  table: 'webhook_endpoints',
+  alias: 'w',
+  select: `SELECT ${COLUMNS} FROM webhook_endpoints w`,
+  orderKeys: ['seq'],
+};
 
+/** Webhook endpoints of one company. Every method takes the company id first. */
 @Injectable()
 export class WebhookEndpointsRepository {
   constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
@@ -45,11 +55,18 @@ export class WebhookEndpointsRepository {
   @Transactional(Propagation.Mandatory)
   async insert(
     companyId: string,
-    endpoint: { id: string; url: string; enabledEvents: string[]; sealedSecret: string; createdAt: Date },
+    endpoint: {
+      id: string;
+      url: string;
+      enabledEvents: string[];
+      sealedSecret: string;
+      createdAt: Date;
+      metadata: Metadata;
+    },
   ): Promise<WebhookEndpointView> {
     const rows = await this.txHost.tx.query<EndpointRow[]>(
-      `INSERT INTO webhook_endpoints (id, company_id, url, enabled_events, secret, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO webhook_endpoints (id, company_id, url, enabled_events, secret, created_at, metadata)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
        RETURNING ${COLUMNS}`,
       [
         endpoint.id,
@@ -58,6 +75,7 @@ export class WebhookEndpointsRepository {
         endpoint.enabledEvents,
         endpoint.sealedSecret,
         endpoint.createdAt,
+        JSON.stringify(endpoint.metadata),
       ],
     );
     return toView(rows[0]);
@@ -110,21 +128,9 @@ export class WebhookEndpointsRepository {
     return rows[0] ? toView(rows[0]) : null;
   }
 
-  /** A page in creation order, after the endpoint `startingAfter` of this company. */
-  async list(
-    companyId: string,
-    limit: number,
-    startingAfter?: string,
-  ): Promise<{ data: WebhookEndpointView[]; hasMore: boolean }> {
-    const rows = await this.txHost.tx.query<EndpointRow[]>(
-      `SELECT ${COLUMNS} FROM webhook_endpoints w
-        WHERE w.company_id = $1
-          AND ${afterCursorSql('webhook_endpoints', 'w', WEBHOOK_ENDPOINTS_ORDER, 2)}
-        ${orderBySql('w', WEBHOOK_ENDPOINTS_ORDER)}
-        LIMIT $3`,
-      [companyId, startingAfter ?? null, limit + 1],
-    );
-    return pageOf(rows, limit, toView);
+  /** A page in creation order (or its reverse). */
+  list(companyId: string, page: PageRequest): Promise<Page<WebhookEndpointView>> {
+    return keysetPage(this.txHost.tx, WEBHOOK_ENDPOINTS, companyId, page, [], toView);
   }
 
   /**
