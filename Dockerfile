@@ -6,9 +6,13 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY . .
-RUN npx nest build api && npx nest build worker && npx nest build provider-sandbox && npm prune --omit=dev --ignore-scripts
+# Only what runs: no dev dependencies, and no embedded PostgreSQL (an optional dependency, ~100 MB of
+# binaries for the zero-setup `npm start`). The image needs DATABASE_URL; without it the API says so.
+RUN npx nest build api && npx nest build worker && npx nest build provider-sandbox \
+  && npm prune --omit=dev --omit=optional --ignore-scripts
 
 FROM node:24-bookworm-slim
+# NODE_ENV=production: no demo company (whose API key would be printed into the logs).
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/var/lib/ledgerkey
 # DATA_DIR holds the generated secrets.key when SECRETS_KEY is unset (and the embedded database
 # without DATABASE_URL): writable by the runtime user; mount a volume there to keep it. The same for

@@ -338,6 +338,67 @@ describe('bad input never yields a 5xx', () => {
       expectFieldError(problem, 'currency');
       await expectNothingStored(company);
     });
+
+    // JSON.parse reads `50.00` as 50: without a look at the text, 50 euros would be stored as 50 cents.
+    it.each(['50.00', '5000.0'])(
+      'unitPrice written as %s (whole, but a decimal) → 400 naming minor units; nothing stored',
+      async (literal) => {
+        const company = await t.newCompany();
+        const json = JSON.stringify(withLine({ unitPrice: 5000 }).build()).replace(
+          '"unitPrice":5000',
+          `"unitPrice":${literal}`,
+        );
+        expect(json).toContain(`"unitPrice":${literal}`);
+        const problem = expectProblem(await create(company, json), 400, 'validation_failed');
+        expect(problem.errors).toEqual([
+          {
+            field: 'lines[0].unitPrice',
+            message: `must be an integer number of minor units (cents: 5000 is 50.00 EUR), written without a decimal point; got ${literal}`,
+          },
+        ]);
+        await expectNothingStored(company);
+        // The same amount as an integer literal is an invoice line of 50 (or 5000) cents.
+        const accepted = await create(company, json.replace(`"unitPrice":${literal}`, '"unitPrice":5000'));
+        expect(accepted.status).toBe(201);
+      },
+    );
+
+    it('every minor-unit amount of every create refuses a decimal: settlements, fees, payments', async () => {
+      const company = await t.newCompany();
+      const invoiceId = randomUUID();
+      const post = (route: string, json: string) =>
+        t.http
+          .post(route)
+          .set(company.auth)
+          .set('Idempotency-Key', newKey())
+          .set('Content-Type', 'application/json')
+          .send(json);
+      const answers = {
+        allocation: await post(
+          '/v1/settlements/create',
+          `{"payoutId":"po_decimal","currency":"EUR","paidAt":"2026-11-30T12:00:00Z",` +
+            `"allocations":[{"invoiceId":"${invoiceId}","amount":121.00}]}`,
+        ),
+        fee: await post(
+          '/v1/settlements/create',
+          `{"payoutId":"po_decimal","currency":"EUR","paidAt":"2026-11-30T12:00:00Z","feeAmount":1.00,` +
+            `"allocations":[{"invoiceId":"${invoiceId}","amount":12100}]}`,
+        ),
+        payment: await post(
+          '/v1/payments/create',
+          `{"invoiceId":"${invoiceId}","paymentMethod":"pm_card_visa","amount":121.00}`,
+        ),
+      };
+      const fieldsOf = (response: Response) =>
+        (response.body as Problem).errors
+          ?.filter((error) => error.message.includes('minor units'))
+          .map((error) => error.field);
+      expect({
+        allocation: fieldsOf(answers.allocation),
+        fee: fieldsOf(answers.fee),
+        payment: fieldsOf(answers.payment),
+      }).toEqual({ allocation: ['allocations[0].amount'], fee: ['feeAmount'], payment: ['amount'] });
+    });
   });
 
   describe('business rules → 422, stored under the key, and nothing else', () => {

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Pool } from 'pg';
@@ -69,6 +70,44 @@ describe('operator CLI', () => {
     const list = await t.http.get('/v1/sales/invoices').set('Authorization', `Bearer ${created.apiKey}`);
     expect(list.status).toBe(200);
     expect(list.body).toEqual({ object: 'list', data: [], hasMore: false });
+  }, 60_000);
+
+  it('`npm run -s cli -- … --json` prints only the JSON on stdout, without rebuilding a current dist/', async () => {
+    const current = await run(process.execPath, ['scripts/build-if-stale.mjs', '--check'], {
+      cwd: ROOT,
+    }).then(
+      () => true,
+      () => false,
+    );
+    // Tests run on a fresh build (npm test builds first); a rebuild here would pull dist/ from under the other suites.
+    expect({ distCurrent: current }).toEqual({ distCurrent: true });
+    const main = statSync(resolve(ROOT, 'dist/apps/api/src/main.js')).mtimeMs;
+
+    const name = `UAB CLI ${randomUUID()}`;
+    const { stdout, stderr } = await run(
+      'npm',
+      [
+        'run',
+        '-s',
+        'cli',
+        '--',
+        'company:create',
+        '--name',
+        name,
+        '--country',
+        'LT',
+        '--currency',
+        'EUR',
+      ].concat(['--idempotency-key', `cli-${randomUUID()}`, '--json']),
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: testDatabaseUrl(), SECRETS_KEY: TEST_SECRETS_KEY } },
+    );
+
+    const created = JSON.parse(stdout) as { companyId: string; apiKey: string };
+    expect(stdout).toBe(`${JSON.stringify(created)}\n`);
+    expect(Object.keys(created).sort()).toEqual(['apiKey', 'companyId']);
+    expect(stderr).not.toMatch(/building/);
+    expect(statSync(resolve(ROOT, 'dist/apps/api/src/main.js')).mtimeMs).toBe(main);
+    expect(await companiesNamed(name)).toBe(1);
   }, 60_000);
 
   it('company:create with profile options sets the profile the API answers (legal name defaulting to --name)', async () => {

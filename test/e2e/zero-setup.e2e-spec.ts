@@ -26,8 +26,14 @@ class ServerProcess {
   private readonly child: ChildProcess;
   private readonly listeners = new Set<() => void>();
 
-  constructor(env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** `ownProcessGroup`: the server leads a process group, as a terminal's foreground job does. */
+  constructor(env: NodeJS.ProcessEnv, ownProcessGroup = false) {
+    this.child = spawn(process.execPath, [MAIN], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: ownProcessGroup,
+    });
     const append = (chunk: Buffer): void => {
       this.output += chunk.toString('utf8');
       for (const listener of this.listeners) listener();
@@ -72,9 +78,15 @@ class ServerProcess {
     });
   }
 
-  /** Sends the signal; resolves with the exit, or null if the process outlived the timeout. */
-  async stop(signal: NodeJS.Signals, timeoutMs: number): Promise<Exit | null> {
-    if (this.running) this.child.kill(signal);
+  /**
+   * Sends the signal (`group`: to the server's whole process group, as Ctrl-C in a terminal does);
+   * resolves with the exit, or null if the process outlived the timeout.
+   */
+  async stop(signal: NodeJS.Signals, timeoutMs: number, group = false): Promise<Exit | null> {
+    if (this.running) {
+      if (group) process.kill(-(this.child.pid as number), signal);
+      else this.child.kill(signal);
+    }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<null>((resolveTimeout) => {
       timer = setTimeout(() => resolveTimeout(null), timeoutMs);
@@ -117,10 +129,10 @@ function holdSharedBuildLock(): Promise<() => Promise<void>> {
 }
 
 /** Starts a server and waits until it listens; dist/ is protected from builders meanwhile. */
-async function startServer(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
+async function startServer(env: NodeJS.ProcessEnv, ownProcessGroup = false): Promise<ServerProcess> {
   const release = await holdSharedBuildLock();
   try {
-    const server = new ServerProcess(env);
+    const server = new ServerProcess(env, ownProcessGroup);
     await server.waitFor(LISTENING, BOOT_TIMEOUT_MS);
     return server;
   } finally {
@@ -376,6 +388,56 @@ describe('zero setup: the built server without DATABASE_URL', () => {
       expect(exit?.code === 0 || exit?.signal === 'SIGTERM').toBe(true);
       expect(await eventually(() => !existsSync(postmasterPidFile(dataDir)), 5_000)).toBe(true);
       expect(isAlive(restartedPid as number)).toBe(false);
+    },
+    BOOT_TIMEOUT_MS + STOP_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    'logs JSON from its first line; Ctrl-C (SIGINT to its whole process group) stops it as cleanly as SIGTERM',
+    async () => {
+      const third = await startServer({ ...env, PORT: String(await freePort()) }, true);
+      servers.push(third);
+      const thirdUrl = (await third.waitFor(LISTENING, 1_000))[1];
+      const pid = postmasterPid(dataDir);
+      expect(pid).not.toBeNull();
+      // Routine requests (a scrape, the UI's assets, probes) are not logged at info; others are.
+      await request(thirdUrl).get('/metrics').expect(200);
+      await request(thirdUrl).get('/docs/swagger-ui.css').expect(200);
+      await request(thirdUrl).get('/health/ready').expect(200);
+      await request(thirdUrl).get('/v1/sales/invoices').expect(401);
+      await third.waitFor(/"url":"\/v1\/sales\/invoices"/, 5_000);
+
+      const exit = await third.stop('SIGINT', STOP_TIMEOUT_MS, true);
+
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(await eventually(() => !existsSync(postmasterPidFile(dataDir)), 5_000)).toBe(true);
+      expect(isAlive(pid as number)).toBe(false);
+      // The start banner (for people) aside, every line is a JSON log line, boot lines included.
+      const banner = /^(ledgerkey listening on | {2}[A-Z][A-Za-z ]+: )/;
+      const lines = third.output.split('\n').filter((line) => line !== '' && !banner.test(line));
+      const logged = lines.map((line) => {
+        try {
+          return JSON.parse(line) as { level: string; msg: string; req?: { url: string } };
+        } catch {
+          return { level: 'not JSON', msg: line };
+        }
+      });
+      expect(logged.filter((line) => line.level === 'not JSON')).toEqual([]);
+      const messages = logged.map((line) => line.msg);
+      expect(messages).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^applied migrations: |^no migrations to apply|^DATABASE_URL not set/),
+          expect.stringMatching(/^job worker started in this process/),
+          'SIGINT received: stopping (at most 10000 ms)',
+          expect.stringMatching(/^stopped in \d+ ms$/),
+        ]),
+      );
+      // No error or warning on the way down (before: the database got the SIGINT too, and the job
+      // runner's connections broke: "Error occurred attempting to UNLISTEN").
+      const stopAt = messages.indexOf('SIGINT received: stopping (at most 10000 ms)');
+      expect(logged.slice(stopAt).filter((line) => line.level !== 'info')).toEqual([]);
+      expect(third.output).not.toMatch(/UNLISTEN|connection lost/);
+      expect(logged.filter((line) => line.req).map((line) => line.req?.url)).toEqual(['/v1/sales/invoices']);
     },
     BOOT_TIMEOUT_MS + STOP_TIMEOUT_MS + 10_000,
   );

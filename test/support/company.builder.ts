@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateCompanyDto as CreateCompanyRequest } from '../../libs/sdk/src';
+import type { CreateCompanyDto } from '@ledgerkey/tenancy';
 
-/** Test data for `POST /admin/companies` and `company:create`, typed by the SDK's request type. */
+/**
+ * Test data for `POST /admin/companies` and `company:create`, typed by the route's DTO (an operator
+ * route: not in the customer document, so not in the SDK).
+ */
+type CreateCompanyRequest = Pick<CreateCompanyDto, 'name' | 'countryCode' | 'currency'>;
+
 export class CompanyBuilder {
   constructor(
     private readonly request: CreateCompanyRequest = {

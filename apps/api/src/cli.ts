@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { prepareDatabase } from '@ledgerkey/database';
 import { IdempotencyError, IdempotentExecutor, parseIdempotencyKey } from '@ledgerkey/idempotency';
-import { ConfigError } from '@ledgerkey/process';
+import { ConfigError, JsonLogger } from '@ledgerkey/process';
 import {
   ApiKeyNotFoundError,
   CreateCompanyDto,
@@ -84,8 +84,10 @@ const KEY_COMMAND_OPTIONS = {
 /** Operator commands. Same configuration, database and use cases as the API. */
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  // Warnings and errors as JSON lines on stderr: stdout carries the command's output only.
+  const jsonLogger = new JsonLogger('warn', process.stderr);
+  Logger.overrideLogger(jsonLogger);
   const logger = new Logger('cli');
-  logger.localInstance.setLogLevels?.(['error', 'warn']);
   const config = loadConfig(process.env);
   switch (command) {
     case 'migrate': {
@@ -129,7 +131,7 @@ async function main(argv: string[]): Promise<void> {
       )) as CreateCompanyDto;
       const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
       const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database), {
-        logger: ['error', 'warn'],
+        logger: jsonLogger,
       });
       try {
         // The same protocol, operation and key scope as POST /admin/companies, without HTTP.
@@ -166,7 +168,7 @@ async function main(argv: string[]): Promise<void> {
       const keyOf = (): string => parseIdempotencyKey(required('idempotency-key'));
       const database = await prepareDatabase(config.database, DATABASE_SCHEMA, logger);
       const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, database), {
-        logger: ['error', 'warn'],
+        logger: jsonLogger,
       });
       try {
         const commands = new ApiKeyCommands(app);

@@ -79,6 +79,17 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('seeds (and prints) a demo company by default, but not with NODE_ENV=production, where asking for it is refused', () => {
+    expect(loadConfig({}).seedDemoCompany).toBe(true);
+    expect(loadConfig({ SEED_DEMO_COMPANY: 'false' }).seedDemoCompany).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production' }).seedDemoCompany).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', SEED_DEMO_COMPANY: 'false' }).seedDemoCompany).toBe(false);
+    expect(problemsOf({ NODE_ENV: 'production', SEED_DEMO_COMPANY: 'true' })).toEqual([
+      'SEED_DEMO_COMPANY=true prints an API key into the logs: it is refused with NODE_ENV=production ' +
+        '(create companies with `company:create` or POST /admin/companies)',
+    ]);
+  });
+
   it('refuses the test crash point outside tests', () => {
     expect(problemsOf({ PAYMENT_TEST_CRASH_POINT: 'before_provider_call' })).toEqual([
       'PAYMENT_TEST_CRASH_POINT is for tests only: it is refused unless NODE_ENV=test',

@@ -55,13 +55,22 @@ export function loadConfig(env: Env): ApiConfig {
   if (adminApiToken !== undefined && adminApiToken.length < 16) {
     reader.problem('ADMIN_API_TOKEN must be at least 16 characters');
   }
+  // The demo company's API key is printed at start: a development convenience, never a production log line.
+  const production = reader.optional('NODE_ENV') === 'production';
+  const seedDemoCompany = reader.boolean('SEED_DEMO_COMPANY', !production);
+  if (production && seedDemoCompany) {
+    reader.problem(
+      'SEED_DEMO_COMPANY=true prints an API key into the logs: it is refused with NODE_ENV=production ' +
+        '(create companies with `company:create` or POST /admin/companies)',
+    );
+  }
   const api = reader.parsed({
     port: reader.integer('PORT', 3000, 0, 65535),
     host: reader.optional('HOST') ?? '127.0.0.1',
     databasePoolSize: reader.integer('DATABASE_POOL_SIZE', 10, 1, 200),
     adminApiToken,
     requestBodyLimitBytes: reader.integer('REQUEST_BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
-    seedDemoCompany: reader.boolean('SEED_DEMO_COMPANY', true),
+    seedDemoCompany,
     runWorker: reader.boolean('RUN_WORKER', true),
   });
   throwOnProblems(api, processConfig, database, secrets, idempotency, jobs, webhooks, payments, rateLimits);

@@ -1,4 +1,5 @@
 import express, { type RequestHandler } from 'express';
+import { noteJsonNumberSource } from '@ledgerkey/money';
 import type { ProblemCode } from './problem-details';
 
 /** A body the JSON parser refused: malformed, too large, or in an unsupported encoding. */
@@ -43,6 +44,15 @@ function rejectUnstorableText(key: string, value: unknown): unknown {
   return value;
 }
 
+/**
+ * The reviver of every body: refuses unstorable text, and notes numbers written as decimals
+ * (`50.00`, which JSON.parse reads as 50) so `@MinorUnits()` refuses them as amounts.
+ */
+function reviver(this: unknown, key: string, value: unknown, context?: { source?: string }): unknown {
+  noteJsonNumberSource(this, key, value, context?.source);
+  return rejectUnstorableText(key, value);
+}
+
 function isStorable(text: string): boolean {
   return !text.includes('\u0000') && text.isWellFormed();
 }
@@ -54,7 +64,7 @@ function isStorable(text: string): boolean {
 export function jsonBody(limitBytes: number): RequestHandler {
   const parse = express.json({
     limit: limitBytes,
-    reviver: rejectUnstorableText,
+    reviver,
     // The exact bytes stay on the request (`rawBody`, Nest's name for it): the idempotency layer
     // answers a byte-identical retry from its digest without validating the body again.
     verify: (request, _response, bytes) => {

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { prepareDatabase } from '@ledgerkey/database';
 import { JobRunner } from '@ledgerkey/jobs';
 import { preparePaymentProvider } from '@ledgerkey/payments';
-import { ConfigError, nestLogLevels, stopOnSignals } from '@ledgerkey/process';
+import { ConfigError, JsonLogger, stopOnSignals } from '@ledgerkey/process';
 import { RevocationListener } from '@ledgerkey/tenancy';
 import { DataSource } from 'typeorm';
 import { closeHttpServer } from './close-http-server';
@@ -14,7 +14,8 @@ import { ensureDemoCompany } from './demo-company';
 
 async function main(): Promise<void> {
   const parsed = loadConfig(process.env);
-  Logger.overrideLogger(nestLogLevels(parsed.process.logLevel));
+  // JSON lines from the first one: the application's own logger (the same format) takes over in createApp.
+  Logger.overrideLogger(new JsonLogger(parsed.process.logLevel));
   const logger = new Logger('ledgerkey');
   const database = await prepareDatabase(parsed.database, DATABASE_SCHEMA, logger);
   // Zero setup for payments too: without PAYMENT_PROVIDER_URL the bundled provider sandbox runs
@@ -57,6 +58,10 @@ async function main(): Promise<void> {
   // Zero-setup: the job worker (webhook delivery) runs in this process unless RUN_WORKER=false.
   if (config.runWorker) {
     await app.get(JobRunner).start({ connectionString: database.url, concurrency: config.jobs.concurrency });
+    logger.log(
+      `job worker started in this process (RUN_WORKER=true, concurrency ${config.jobs.concurrency}): ` +
+        'webhook deliveries, payment recovery, idempotency key purge',
+    );
   }
   const baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${(app.getHttpServer().address() as { port: number }).port}`;
 

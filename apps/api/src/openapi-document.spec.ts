@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import canonicalize from 'canonicalize';
+import type { OpenApiAudience } from './openapi-audience';
 import {
-  generateOpenApiDocument,
-  OPENAPI_DOCUMENT_PATH,
+  generateOpenApiDocuments,
+  OPENAPI_DOCUMENT_PATHS,
   OPENAPI_REGENERATE_COMMAND,
 } from './openapi-document';
 
@@ -13,6 +14,7 @@ const ROOT = resolve(__dirname, '../../..');
 
 interface Operation {
   operationId?: string;
+  security?: Array<Record<string, string[]>>;
   parameters?: Array<{ name: string; in: string; required?: boolean; schema?: { example?: unknown } }>;
   requestBody?: { content?: Record<string, { schema?: unknown }> };
   responses: Record<
@@ -49,36 +51,86 @@ function differences(a: unknown, b: unknown, pointer = '', limit = 15, found: st
   return found;
 }
 
-describe('the committed OpenAPI document', () => {
+describe('the committed OpenAPI documents', () => {
+  let documents: Record<OpenApiAudience, OpenAPIObject>;
   let generated: OpenAPIObject;
 
   beforeAll(async () => {
-    generated = await generateOpenApiDocument();
+    documents = await generateOpenApiDocuments();
+    generated = documents.customer;
   });
 
-  it(`matches the code (regenerate with \`${OPENAPI_REGENERATE_COMMAND}\`)`, () => {
-    let committedText: string;
-    try {
-      committedText = readFileSync(resolve(ROOT, OPENAPI_DOCUMENT_PATH), 'utf8');
-    } catch {
-      throw new Error(
-        `${OPENAPI_DOCUMENT_PATH} is missing: run \`${OPENAPI_REGENERATE_COMMAND}\` and commit it.`,
-      );
-    }
-    const committed = JSON.parse(committedText) as unknown;
-    if (canonicalize(committed) !== canonicalize(generated)) {
-      throw new Error(
-        `${OPENAPI_DOCUMENT_PATH} differs from the document the code generates. Run ` +
-          `\`${OPENAPI_REGENERATE_COMMAND}\` (rewrites it and the SDK's generated client) and commit ` +
-          `both.\nFirst differences (JSON pointers):\n  ${differences(committed, generated).join('\n  ')}`,
-      );
-    }
+  it.each(['customer', 'operator'] as const)(
+    `the %s document matches the code (regenerate with \`${OPENAPI_REGENERATE_COMMAND}\`)`,
+    (audience) => {
+      const path = OPENAPI_DOCUMENT_PATHS[audience];
+      let committedText: string;
+      try {
+        committedText = readFileSync(resolve(ROOT, path), 'utf8');
+      } catch {
+        throw new Error(`${path} is missing: run \`${OPENAPI_REGENERATE_COMMAND}\` and commit it.`);
+      }
+      const committed = JSON.parse(committedText) as unknown;
+      if (canonicalize(committed) !== canonicalize(documents[audience])) {
+        throw new Error(
+          `${path} differs from the document the code generates. Run ` +
+            `\`${OPENAPI_REGENERATE_COMMAND}\` (rewrites it and the SDK's generated client) and commit ` +
+            `both.\nFirst differences (JSON pointers):\n  ${differences(committed, documents[audience]).join('\n  ')}`,
+        );
+      }
+    },
+  );
+
+  it('shows customers their API only: no /admin, /metrics or health probes, no admin scheme', () => {
+    const customerPaths = Object.keys(documents.customer.paths);
+    expect(customerPaths.length).toBeGreaterThan(10);
+    expect(customerPaths.filter((path) => !path.startsWith('/v1/'))).toEqual([]);
+    expect(Object.keys(documents.customer.components?.securitySchemes ?? {})).toEqual(['bearer']);
+    expect(JSON.stringify(documents.customer)).not.toMatch(/ADMIN_API_TOKEN|x-ledgerkey-/);
+
+    expect(Object.keys(documents.operator.paths).sort()).toEqual(
+      expect.arrayContaining(['/admin/companies', '/health/live', '/health/ready', '/metrics']),
+    );
+    expect(Object.keys(documents.operator.paths).filter((path) => path.startsWith('/v1/'))).toEqual([]);
+    expect(Object.keys(documents.operator.components?.securitySchemes ?? {})).toEqual(['admin']);
+    // Each schema where it is used: the company's DTOs only for operators.
+    expect(Object.keys(documents.customer.components?.schemas ?? {})).not.toContain('CreateCompanyDto');
+    expect(Object.keys(documents.operator.components?.schemas ?? {})).toContain('CreateCompanyDto');
   });
+
+  it.each(['customer', 'operator'] as const)(
+    'the %s document declares security on every operation (`security: []` only where no key is taken), a server and a licence',
+    (audience) => {
+      const document = documents[audience];
+      const undeclared = operationsOf(document)
+        .filter(([, operation]) => !Array.isArray(operation.security))
+        .map(([name]) => name);
+      expect(undeclared).toEqual([]);
+      const publicOperations = operationsOf(document)
+        .filter(([, operation]) => operation.security?.length === 0)
+        .map(([name]) => name)
+        .sort();
+      expect(publicOperations).toEqual(
+        audience === 'customer' ? [] : ['GET /health/live', 'GET /health/ready', 'GET /metrics'],
+      );
+      expect(document.servers?.length).toBeGreaterThan(0);
+      expect(document.info.license?.name).toBeTruthy();
+      for (const [name, operation] of operationsOf(document)) {
+        expect({ name, has4xx: Object.keys(operation.responses).some((s) => s.startsWith('4')) }).toEqual({
+          name,
+          has4xx: true,
+        });
+      }
+    },
+  );
 
   it('gives every operation an id, a success schema and problem+json errors with examples', () => {
     const problems: string[] = [];
     const ids = new Set<string>();
-    for (const [name, operation] of operationsOf(generated)) {
+    for (const [name, operation] of [
+      ...operationsOf(documents.customer),
+      ...operationsOf(documents.operator),
+    ]) {
       if (!operation.operationId) problems.push(`${name}: no operationId`);
       else if (ids.has(operation.operationId)) problems.push(`${name}: duplicate operationId`);
       else ids.add(operation.operationId);

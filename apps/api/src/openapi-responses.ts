@@ -223,7 +223,8 @@ function documentIdempotentSuccess(operation: OperationObject): void {
         schema: { type: 'string', enum: ['true'] },
       },
       'Idempotency-Key-Expires': {
-        description: 'On a first execution: until when (HTTP date) a retry with this key replays',
+        description:
+          'Until when (HTTP date) a retry with this key replays this answer (on the first answer and its replays)',
         schema: { type: 'string', example: 'Tue, 01 Dec 2026 12:00:00 GMT' },
       },
       Location: { description: 'The created resource', schema: { type: 'string' } },
@@ -252,6 +253,12 @@ function addCommonErrors(operation: OperationObject, method: string): void {
         'nothing is stored under the Idempotency-Key: retry with the same key after `Retry-After`. Every ' +
         'answer of this route carries the RateLimit headers.',
       headers: RATE_LIMIT_HEADERS,
+    };
+  }
+  if (!Object.keys(responses).some((status) => status.startsWith('4'))) {
+    // An operation that takes no input still parses a body sent to it (every route shares the parser).
+    responses['400'] = {
+      description: 'A body was sent and is not JSON (`malformed_json`); this operation takes none.',
     };
   }
   if (!responses['500']) {

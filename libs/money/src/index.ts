@@ -2,6 +2,7 @@ export { formatMinorUnits, IsMoneyCurrency, minorUnitDigits } from './currency';
 export { canonicalNumeric, parseDecimal } from './decimal';
 export type { DecimalValue } from './decimal';
 export { IsDecimalString } from './decimal-string.validator';
+export { describeMinorUnits, MinorUnits, noteJsonNumberSource } from './minor-units.validator';
 export {
   AmountOutOfRangeError,
   computeDocumentTotals,

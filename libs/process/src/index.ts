@@ -4,3 +4,4 @@ export { LOG_LEVELS, nestLogLevels, parseProcessConfig } from './process-config'
 export type { LogLevel, ProcessConfig } from './process-config';
 export { shutdown, stopOnSignals } from './shutdown';
 export type { ShutdownOptions, ShutdownPhase, ShutdownStep } from './shutdown';
+export { JsonLogger, jsonLogOptions, pinoLevelOf } from './json-logger';

@@ -2,9 +2,11 @@
 //
 //   npm start                       # prints "Demo API key: lk_…"
 //   npm run build:sdk
-//   LEDGERKEY_API_KEY=lk_… node libs/sdk/examples/issue-invoice.mjs [order-id]
+//   LEDGERKEY_URL=http://127.0.0.1:3000 LEDGERKEY_API_KEY=lk_… node libs/sdk/examples/issue-invoice.mjs [order-id]
 //
-// LEDGERKEY_URL defaults to http://127.0.0.1:3000. In your own project, import from '@ledgerkey/sdk'.
+// LEDGERKEY_URL defaults to http://127.0.0.1:3000. The order id defaults to a fresh one; the
+// Idempotency-Key is `<order-id>-invoice`, so name an order the README's curl example (order-1041)
+// did not use. In your own project, import from '@ledgerkey/sdk'.
 import { LedgerkeyApiError, LedgerkeyClient } from '../dist/index.js';
 
 const apiKey = process.env.LEDGERKEY_API_KEY;

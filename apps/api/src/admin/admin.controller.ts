@@ -10,7 +10,9 @@ import { Idempotent, IdempotentBody } from '@ledgerkey/idempotency';
 import { CreateCompanyDto, CreateCompanyHandler, CreatedCompanyView } from '@ledgerkey/tenancy';
 import { AdminTokenGuard } from './admin-token.guard';
 import { CREATE_COMPANY_OPERATION } from './create-company.operation';
+import { ApiOperatorOnly } from '../openapi-audience';
 
+@ApiOperatorOnly()
 @ApiTags('Admin')
 @ApiBearerAuth('admin')
 @ApiNotFoundResponse({ description: 'ADMIN_API_TOKEN is not set: the admin API is off' })

@@ -2,11 +2,14 @@ import { Controller, Get, HttpCode } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { migrationsUpToDate } from '@ledgerkey/database';
 import { DataSource } from 'typeorm';
+import { ApiOperatorOnly, ApiPublic } from '../openapi-audience';
 
 export class ServiceUnavailableError extends Error {
   readonly code = 'service_unavailable';
 }
 
+@ApiOperatorOnly()
+@ApiPublic()
 @ApiTags('Operations')
 @Controller('health')
 export class HealthController {

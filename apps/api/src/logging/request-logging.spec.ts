@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { createRootLogger, errorForLog, pinoLevelOf } from './request-logging';
+import { pinoLevelOf } from '@ledgerkey/process';
+import { createRootLogger, errorForLog } from './request-logging';
 
 describe('pinoLevelOf', () => {
   it.each([

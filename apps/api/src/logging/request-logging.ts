@@ -1,22 +1,10 @@
 import { authenticatedCompanyOf } from '@ledgerkey/tenancy';
 import { idempotentRequestOf } from '@ledgerkey/idempotency';
-import type { LogLevel } from '@ledgerkey/process';
+import { jsonLogOptions, type LogLevel } from '@ledgerkey/process';
 import type { Request, RequestHandler, Response } from 'express';
-import { pino, stdSerializers, type Level, type Logger } from 'pino';
+import { pino, stdSerializers, type Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { requestIdFor } from '../request-id';
-
-const PINO_LEVELS: Record<LogLevel, Level> = {
-  error: 'error',
-  warn: 'warn',
-  log: 'info',
-  debug: 'debug',
-};
-
-/** LOG_LEVEL (Nest's names) as a pino level: `log` is pino's `info`. */
-export function pinoLevelOf(logLevel: LogLevel): Level {
-  return PINO_LEVELS[logLevel];
-}
 
 /**
  * The process's JSON logger. Serializers whitelist what a request, response or error shows, so
@@ -27,9 +15,7 @@ export function pinoLevelOf(logLevel: LogLevel): Level {
 export function createRootLogger(logLevel: LogLevel): Logger {
   return pino(
     {
-      level: pinoLevelOf(logLevel),
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
+      ...jsonLogOptions(logLevel),
       serializers: {
         req: (request: Request & { id?: unknown }) => ({
           id: request.id,
@@ -69,8 +55,21 @@ export function requestLogFields(request: Request): Record<string, string | unde
   };
 }
 
+/** Scrapes, probes and the Swagger UI's pages and assets, answered: logged at debug, not info. */
+const ROUTINE_PATHS = /^\/(metrics|health\/(live|ready)|docs)(\/|$)/;
+
+function isRoutine(request: Request, response: Response): boolean {
+  const path = (request.originalUrl ?? request.url).split('?', 1)[0];
+  return (
+    (request.method === 'GET' || request.method === 'HEAD') &&
+    response.statusCode < 400 &&
+    ROUTINE_PATHS.test(path)
+  );
+}
+
 /**
- * One `info` line per request when its response is finished (or the client went away), with the
+ * One `info` line per request when its response is finished (or the client went away) — `debug` for
+ * routine ones (metrics scrapes, health probes, the Swagger UI and its assets, when answered) — with the
  * request id the rest of the application uses (X-Request-Id, problem bodies). 5xx are logged
  * once more, with their cause, by the problem+json filter: the request line carries no error.
  */
@@ -85,7 +84,7 @@ export function requestLogger(logger: Logger): RequestHandler {
     // The root logger's serializers, not pino-http's defaults (which would log every header).
     wrapSerializers: false,
     genReqId: requestIdFor,
-    customLogLevel: () => 'info',
+    customLogLevel: (request, response) => (isRoutine(request, response) ? 'debug' : 'info'),
     customSuccessMessage: () => 'request completed',
     customErrorMessage: () => 'request failed',
     customSuccessObject: (request, _response, value: { res: Response; responseTime: number }) =>

@@ -2,11 +2,14 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Registry } from 'prom-client';
+import { ApiOperatorOnly, ApiPublic } from '../openapi-audience';
 
 /**
  * Prometheus metrics. No authentication and no tenant data (nothing is labelled by company);
  * still operational detail: serve it to the scraper only, never publicly.
  */
+@ApiOperatorOnly()
+@ApiPublic()
 @ApiTags('Operations')
 @Controller('metrics')
 export class MetricsController {

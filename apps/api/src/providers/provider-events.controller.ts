@@ -20,6 +20,7 @@ import {
   ReceiveProviderEventHandler,
 } from '@ledgerkey/payments';
 import type { Request } from 'express';
+import { ApiOperatorOnly, ApiPublic } from '../openapi-audience';
 
 export class ProviderEventReceiptView {
   @ApiProperty({ description: 'True when the event was recorded before: nothing was applied now' })
@@ -38,6 +39,10 @@ export class ProviderEventReceiptView {
 /** `{provider}`: lower-case letters, digits and `_` (e.g. `sandbox`). */
 const PROVIDER_NAME = /^[a-z0-9_]{1,50}$/;
 
+// Called by the provider, not by a customer: in the operator document, with no API key
+// (`security: []`; the Standard Webhooks signature authenticates it).
+@ApiOperatorOnly()
+@ApiPublic()
 @ApiTags('Payment provider')
 @Controller('v1/providers')
 export class ProviderEventsController {

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { CREDIT_NOTE_REASONS, type CreditNoteReason } from '../issue-credit-note/issue-credit-note.dto';
 import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 import { InvoiceLineView, VatBreakdownView } from '@ledgerkey/documents';
+import { describeMinorUnits } from '@ledgerkey/money';
 import { SellerView } from '@ledgerkey/tenancy';
 
 export class CreditNoteView {
@@ -22,9 +23,11 @@ export class CreditNoteView {
   seller: SellerView;
   @ApiProperty({ type: [InvoiceLineView] }) lines: InvoiceLineView[];
   @ApiProperty({ type: [VatBreakdownView] }) vatBreakdown: VatBreakdownView[];
-  @ApiProperty({ example: 5000 }) netTotal: number;
-  @ApiProperty({ example: 1050 }) vatTotal: number;
-  @ApiProperty({ example: 6050 }) grossTotal: number;
+  @ApiProperty({ example: 5000, description: describeMinorUnits(5000, 'Credited excluding VAT') })
+  netTotal: number;
+  @ApiProperty({ example: 1050, description: describeMinorUnits(1050, 'Credited VAT') }) vatTotal: number;
+  @ApiProperty({ example: 6050, description: describeMinorUnits(6050, 'Credited including VAT') })
+  grossTotal: number;
   @MetadataViewProperty() metadata: Metadata;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 import { InvoiceLineView, PartyView, VatBreakdownView } from '@ledgerkey/documents';
+import { describeMinorUnits } from '@ledgerkey/money';
 import { SellerView } from '@ledgerkey/tenancy';
 import {
   INVOICE_CREDIT_STATUSES,
@@ -30,12 +31,19 @@ export class InvoiceView {
   @ApiProperty({ type: PartyView }) customer: PartyView;
   @ApiProperty({ type: [InvoiceLineView] }) lines: InvoiceLineView[];
   @ApiProperty({ type: [VatBreakdownView] }) vatBreakdown: VatBreakdownView[];
-  @ApiProperty({ example: 10000 }) netTotal: number;
-  @ApiProperty({ example: 2100 }) vatTotal: number;
-  @ApiProperty({ example: 12100 }) grossTotal: number;
-  @ApiProperty({ example: 0 }) creditedTotal: number;
-  @ApiProperty({ example: 0 }) paidTotal: number;
-  @ApiProperty({ example: 12100, description: 'grossTotal − creditedTotal − paidTotal: what is still owed' })
+  @ApiProperty({ example: 10000, description: describeMinorUnits(10000, 'Total excluding VAT') })
+  netTotal: number;
+  @ApiProperty({ example: 2100, description: describeMinorUnits(2100, 'VAT') }) vatTotal: number;
+  @ApiProperty({ example: 12100, description: describeMinorUnits(12100, 'Total including VAT') })
+  grossTotal: number;
+  @ApiProperty({ example: 0, description: describeMinorUnits(0, 'Gross of its credit notes') })
+  creditedTotal: number;
+  @ApiProperty({ example: 0, description: describeMinorUnits(0, 'Paid through payments and settlements') })
+  paidTotal: number;
+  @ApiProperty({
+    example: 12100,
+    description: describeMinorUnits(12100, 'grossTotal − creditedTotal − paidTotal: what is still owed'),
+  })
   outstandingAmount: number;
   @ApiProperty({
     enum: INVOICE_PAYMENT_STATUSES,

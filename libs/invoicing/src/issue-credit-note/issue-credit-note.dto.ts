@@ -13,7 +13,14 @@ export const CREDIT_NOTE_REASONS = [
 export type CreditNoteReason = (typeof CREDIT_NOTE_REASONS)[number];
 
 export class IssueCreditNoteDto {
-  @ApiProperty({ format: 'uuid', description: 'The invoice to credit (of your company)' })
+  @ApiProperty({
+    format: 'uuid',
+    example: '00000000-0000-4000-8000-000000000000',
+    description:
+      'The invoice to credit, of your company: the `id` in the answer of `POST /v1/sales/invoices/create`, ' +
+      'or of an invoice listed by `GET /v1/sales/invoices`. The example is a placeholder: replace it (as ' +
+      'it stands it answers 404 not_found).',
+  })
   @IsUUID('all')
   invoiceId: string;
 

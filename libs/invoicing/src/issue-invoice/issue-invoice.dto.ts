@@ -19,9 +19,10 @@ export const DEFAULT_INVOICE_SERIES = 'INV';
 
 export class IssueInvoiceDto {
   @ApiPropertyOptional({
-    example: 'order-1041',
+    example: 'order-2001',
     description:
-      'Your order reference. At most one invoice per order, for ever (409 order_already_invoiced).',
+      'Your order reference. At most one invoice per order, for ever (409 order_already_invoiced): to ' +
+      'issue another invoice from this example, change it too.',
   })
   @IsOptional()
   @IsString()

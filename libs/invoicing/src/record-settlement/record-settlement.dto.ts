@@ -4,13 +4,10 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
-  IsInt,
   IsObject,
   IsOptional,
   IsUUID,
   Matches,
-  Max,
-  Min,
   registerDecorator,
   ValidateNested,
   type ValidationArguments,
@@ -18,7 +15,7 @@ import {
 } from 'class-validator';
 import { commandMetadataOf, type Metadata, MetadataProperty } from '@ledgerkey/database';
 import { IsDateTime, normalizeDateTime } from '@ledgerkey/documents';
-import { IsMoneyCurrency } from '@ledgerkey/money';
+import { IsMoneyCurrency, MinorUnits } from '@ledgerkey/money';
 
 export const MAX_SETTLEMENT_ALLOCATIONS = 100;
 export const MAX_SETTLEMENT_FEE = 1_000_000_000_000;
@@ -35,11 +32,11 @@ export class SettlementAllocationDto {
     example: 12100,
     minimum: 1,
     maximum: MAX_ALLOCATION_AMOUNT,
-    description: 'Integer in the currency minor unit; at most the invoice outstanding amount',
+    description:
+      'What the payout pays of this invoice, as an integer number of the currency minor unit (12100 = ' +
+      '121.00 EUR); at most the invoice outstanding amount. A decimal such as 121.00 is refused.',
   })
-  @IsInt()
-  @Min(1)
-  @Max(MAX_ALLOCATION_AMOUNT)
+  @MinorUnits({ min: 1, max: MAX_ALLOCATION_AMOUNT })
   amount: number;
 }
 
@@ -118,12 +115,12 @@ export class RecordSettlementDto {
     default: 0,
     minimum: 0,
     maximum: MAX_SETTLEMENT_FEE,
-    description: 'What the provider kept, in the minor unit; at most the sum of the allocations',
+    description:
+      'What the provider kept, as an integer number of the currency minor unit (150 = 1.50 EUR); at most ' +
+      'the sum of the allocations. A decimal such as 1.50 is refused.',
   })
   @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(MAX_SETTLEMENT_FEE)
+  @MinorUnits({ min: 0, max: MAX_SETTLEMENT_FEE })
   @IsWithinAllocatedTotal()
   feeAmount?: number;
 

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { describeMinorUnits } from '@ledgerkey/money';
 import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 
 export const SETTLEMENT_SOURCES = ['api', 'provider'] as const;
@@ -7,7 +8,7 @@ export type SettlementSource = (typeof SETTLEMENT_SOURCES)[number];
 export class SettlementAllocationView {
   @ApiProperty({ format: 'uuid' }) invoiceId: string;
   @ApiProperty({ example: 'INV-000001' }) invoiceNumber: string;
-  @ApiProperty({ example: 12100 }) amount: number;
+  @ApiProperty({ example: 12100, description: describeMinorUnits(12100) }) amount: number;
 }
 
 export class SettlementView {
@@ -17,9 +18,14 @@ export class SettlementView {
   @ApiProperty({ example: 'EUR' }) currency: string;
   @ApiProperty({ example: '2026-11-30T10:00:00.000Z', format: 'date-time', description: 'UTC, milliseconds' })
   paidAt: string;
-  @ApiProperty({ example: 150 }) feeAmount: number;
-  @ApiProperty({ example: 12100, description: 'Sum of the allocations' }) allocatedTotal: number;
-  @ApiProperty({ example: 11950, description: 'allocatedTotal − feeAmount: what reached the bank' })
+  @ApiProperty({ example: 150, description: describeMinorUnits(150, 'What the provider kept') })
+  feeAmount: number;
+  @ApiProperty({ example: 12100, description: describeMinorUnits(12100, 'Sum of the allocations') })
+  allocatedTotal: number;
+  @ApiProperty({
+    example: 11950,
+    description: describeMinorUnits(11950, 'allocatedTotal − feeAmount: what reached the bank'),
+  })
   netAmount: number;
   @ApiProperty({ type: [SettlementAllocationView], description: 'In invoiceId order' })
   allocations: SettlementAllocationView[];

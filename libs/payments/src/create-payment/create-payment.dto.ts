@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+import { IsOptional, IsUUID, Matches } from 'class-validator';
 import { commandMetadataOf, type Metadata, MetadataProperty } from '@ledgerkey/database';
-import { IsMoneyCurrency } from '@ledgerkey/money';
+import { IsMoneyCurrency, MinorUnits } from '@ledgerkey/money';
 
 export const MAX_PAYMENT_AMOUNT = 1_000_000_000_000_000;
 
@@ -18,13 +18,12 @@ export class CreatePaymentDto {
     minimum: 1,
     maximum: MAX_PAYMENT_AMOUNT,
     description:
-      "Integer in the invoice currency's minor unit. Default: the whole outstanding amount (gross − " +
-      'credited − paid − payments of the invoice still processing), as of the first execution.',
+      "An integer number of the invoice currency's minor unit (12100 = 121.00 EUR; a decimal such as " +
+      '121.00 is refused). Default: the whole outstanding amount (gross − credited − paid − payments of ' +
+      'the invoice still processing), as of the first execution.',
   })
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAYMENT_AMOUNT)
+  @MinorUnits({ min: 1, max: MAX_PAYMENT_AMOUNT })
   amount?: number;
 
   @ApiPropertyOptional({

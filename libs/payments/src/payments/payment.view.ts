@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { describeMinorUnits } from '@ledgerkey/money';
 import { type Metadata, MetadataViewProperty } from '@ledgerkey/database';
 
 export const PAYMENT_STATUSES = ['processing', 'succeeded', 'failed'] as const;
@@ -8,7 +9,7 @@ export class PaymentView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ enum: ['payment'] }) object: 'payment';
   @ApiProperty({ format: 'uuid', description: 'The sales invoice it pays' }) invoiceId: string;
-  @ApiProperty({ example: 12100, description: 'Integer in the currency minor unit' }) amount: number;
+  @ApiProperty({ example: 12100, description: describeMinorUnits(12100, 'What is charged') }) amount: number;
   @ApiProperty({ example: 'EUR', description: "The invoice's currency" }) currency: string;
   @ApiProperty({
     enum: PAYMENT_STATUSES,

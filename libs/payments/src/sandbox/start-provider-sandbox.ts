@@ -85,7 +85,9 @@ export async function startProviderSandbox(options: ProviderSandboxOptions): Pro
     }),
     ...options.env,
   };
-  const child = spawn(process.execPath, [entry], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // A process group of its own: a terminal's Ctrl-C (SIGINT to the whole group) reaches only the
+  // parent, which stops the sandbox after its own in-flight requests, as on SIGTERM.
+  const child = spawn(process.execPath, [entry], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   // Never written to: its end (our exit, however it happens) is the child's signal to stop.
   child.stdin.on('error', () => undefined);
   const lines: string[] = [];

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client/index.js';
-import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateAssetData, CreateAssetErrors, CreateAssetResponses, CreateCompanyData, CreateCompanyErrors, CreateCompanyResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreateDepreciationRunData, CreateDepreciationRunErrors, CreateDepreciationRunResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateReconciliationRunData, CreateReconciliationRunErrors, CreateReconciliationRunResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, ExportIsafData, ExportIsafErrors, ExportIsafResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetAssetData, GetAssetErrors, GetAssetResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNotePdfData, GetCreditNotePdfErrors, GetCreditNotePdfResponses, GetCreditNoteResponses, GetCreditNoteUblData, GetCreditNoteUblErrors, GetCreditNoteUblResponses, GetDepreciationRunData, GetDepreciationRunErrors, GetDepreciationRunResponses, GetEventData, GetEventErrors, GetEventResponses, GetIsafSettingsData, GetIsafSettingsErrors, GetIsafSettingsResponses, GetLivenessData, GetLivenessErrors, GetLivenessResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetReconciliationRunData, GetReconciliationRunErrors, GetReconciliationRunResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoicePdfData, GetSalesInvoicePdfErrors, GetSalesInvoicePdfResponses, GetSalesInvoiceResponses, GetSalesInvoiceUblData, GetSalesInvoiceUblErrors, GetSalesInvoiceUblResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetVatReportData, GetVatReportErrors, GetVatReportResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListDepreciationRunsData, ListDepreciationRunsErrors, ListDepreciationRunsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, ReceiveProviderEventData, ReceiveProviderEventErrors, ReceiveProviderEventResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses, UpdateIsafSettingsData, UpdateIsafSettingsErrors, UpdateIsafSettingsResponses } from './types.gen.js';
+import type { CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateAssetData, CreateAssetErrors, CreateAssetResponses, CreateCreditNoteData, CreateCreditNoteErrors, CreateCreditNoteResponses, CreateDepreciationRunData, CreateDepreciationRunErrors, CreateDepreciationRunResponses, CreatePaymentData, CreatePaymentErrors, CreatePaymentResponses, CreatePurchaseInvoiceData, CreatePurchaseInvoiceErrors, CreatePurchaseInvoiceResponses, CreateReconciliationRunData, CreateReconciliationRunErrors, CreateReconciliationRunResponses, CreateSalesInvoiceData, CreateSalesInvoiceErrors, CreateSalesInvoiceResponses, CreateSettlementData, CreateSettlementErrors, CreateSettlementResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, DisableWebhookEndpointData, DisableWebhookEndpointErrors, DisableWebhookEndpointResponses, ExportIsafData, ExportIsafErrors, ExportIsafResponses, GetApiKeyData, GetApiKeyErrors, GetApiKeyResponses, GetAssetData, GetAssetErrors, GetAssetResponses, GetCompanyProfileData, GetCompanyProfileErrors, GetCompanyProfileResponses, GetCreditNoteData, GetCreditNoteErrors, GetCreditNotePdfData, GetCreditNotePdfErrors, GetCreditNotePdfResponses, GetCreditNoteResponses, GetCreditNoteUblData, GetCreditNoteUblErrors, GetCreditNoteUblResponses, GetDepreciationRunData, GetDepreciationRunErrors, GetDepreciationRunResponses, GetEventData, GetEventErrors, GetEventResponses, GetIsafSettingsData, GetIsafSettingsErrors, GetIsafSettingsResponses, GetPaymentData, GetPaymentErrors, GetPaymentResponses, GetPurchaseInvoiceData, GetPurchaseInvoiceErrors, GetPurchaseInvoiceResponses, GetReconciliationRunData, GetReconciliationRunErrors, GetReconciliationRunResponses, GetSalesInvoiceData, GetSalesInvoiceErrors, GetSalesInvoicePdfData, GetSalesInvoicePdfErrors, GetSalesInvoicePdfResponses, GetSalesInvoiceResponses, GetSalesInvoiceUblData, GetSalesInvoiceUblErrors, GetSalesInvoiceUblResponses, GetSettlementData, GetSettlementErrors, GetSettlementResponses, GetTrialBalanceData, GetTrialBalanceErrors, GetTrialBalanceResponses, GetVatReportData, GetVatReportErrors, GetVatReportResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAssetsData, ListAssetsErrors, ListAssetsResponses, ListCreditNotesData, ListCreditNotesErrors, ListCreditNotesResponses, ListDepreciationRunsData, ListDepreciationRunsErrors, ListDepreciationRunsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListJournalEntriesData, ListJournalEntriesErrors, ListJournalEntriesResponses, ListPaymentsData, ListPaymentsErrors, ListPaymentsResponses, ListPurchaseInvoicesData, ListPurchaseInvoicesErrors, ListPurchaseInvoicesResponses, ListSalesInvoicesData, ListSalesInvoicesErrors, ListSalesInvoicesResponses, ListSettlementsData, ListSettlementsErrors, ListSettlementsResponses, ListWebhookAttemptsData, ListWebhookAttemptsErrors, ListWebhookAttemptsResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, UpdateCompanyProfileData, UpdateCompanyProfileErrors, UpdateCompanyProfileResponses, UpdateIsafSettingsData, UpdateIsafSettingsErrors, UpdateIsafSettingsResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -24,11 +24,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * Issues an immutable invoice with the next gapless number of its series and posts its journal entry. Retry with the same Idempotency-Key and body as often as needed: the first response is replayed (`Idempotent-Replayed: true`) and the books change once.
  */
 export const createSalesInvoice = <ThrowOnError extends boolean = false>(options: Options<CreateSalesInvoiceData, ThrowOnError>): RequestResult<CreateSalesInvoiceResponses, CreateSalesInvoiceErrors, ThrowOnError> => (options.client ?? client).post<CreateSalesInvoiceResponses, CreateSalesInvoiceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/invoices/create',
     ...options,
     headers: {
@@ -43,11 +39,7 @@ export const createSalesInvoice = <ThrowOnError extends boolean = false>(options
  * The invoice as UBL 2.1 XML that passes the EN 16931 and Peppol BIS 3 rules, with the seller details it was issued with. The same document always gives the same bytes.
  */
 export const getSalesInvoiceUbl = <ThrowOnError extends boolean = false>(options: Options<GetSalesInvoiceUblData, ThrowOnError>): RequestResult<GetSalesInvoiceUblResponses, GetSalesInvoiceUblErrors, ThrowOnError> => (options.client ?? client).get<GetSalesInvoiceUblResponses, GetSalesInvoiceUblErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/invoices/{id}/ubl',
     ...options
 });
@@ -58,11 +50,7 @@ export const getSalesInvoiceUbl = <ThrowOnError extends boolean = false>(options
  * Seller and buyer, number, dates, lines, VAT per rate, totals and payment details. The same document always gives the same bytes.
  */
 export const getSalesInvoicePdf = <ThrowOnError extends boolean = false>(options: Options<GetSalesInvoicePdfData, ThrowOnError>): RequestResult<GetSalesInvoicePdfResponses, GetSalesInvoicePdfErrors, ThrowOnError> => (options.client ?? client).get<GetSalesInvoicePdfResponses, GetSalesInvoicePdfErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/invoices/{id}/pdf',
     ...options
 });
@@ -71,11 +59,7 @@ export const getSalesInvoicePdf = <ThrowOnError extends boolean = false>(options
  * Retrieve a sales invoice
  */
 export const getSalesInvoice = <ThrowOnError extends boolean = false>(options: Options<GetSalesInvoiceData, ThrowOnError>): RequestResult<GetSalesInvoiceResponses, GetSalesInvoiceErrors, ThrowOnError> => (options.client ?? client).get<GetSalesInvoiceResponses, GetSalesInvoiceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/invoices/{id}',
     ...options
 });
@@ -84,11 +68,7 @@ export const getSalesInvoice = <ThrowOnError extends boolean = false>(options: O
  * List sales invoices by series and number
  */
 export const listSalesInvoices = <ThrowOnError extends boolean = false>(options?: Options<ListSalesInvoicesData, ThrowOnError>): RequestResult<ListSalesInvoicesResponses, ListSalesInvoicesErrors, ThrowOnError> => (options?.client ?? client).get<ListSalesInvoicesResponses, ListSalesInvoicesErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/invoices',
     ...options
 });
@@ -99,11 +79,7 @@ export const listSalesInvoices = <ThrowOnError extends boolean = false>(options?
  * Issues an immutable credit note (own gapless series CN, reserved for credit notes) against an invoice and posts the reversing journal entry. Without lines, credits everything not yet credited. Per VAT rate, the credited net never exceeds the invoice, also under concurrent requests.
  */
 export const createCreditNote = <ThrowOnError extends boolean = false>(options: Options<CreateCreditNoteData, ThrowOnError>): RequestResult<CreateCreditNoteResponses, CreateCreditNoteErrors, ThrowOnError> => (options.client ?? client).post<CreateCreditNoteResponses, CreateCreditNoteErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/credit-notes/create',
     ...options,
     headers: {
@@ -118,11 +94,7 @@ export const createCreditNote = <ThrowOnError extends boolean = false>(options: 
  * The credit note as UBL 2.1 XML that passes the EN 16931 and Peppol BIS 3 rules, with the seller details it was issued with. The same document always gives the same bytes.
  */
 export const getCreditNoteUbl = <ThrowOnError extends boolean = false>(options: Options<GetCreditNoteUblData, ThrowOnError>): RequestResult<GetCreditNoteUblResponses, GetCreditNoteUblErrors, ThrowOnError> => (options.client ?? client).get<GetCreditNoteUblResponses, GetCreditNoteUblErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/credit-notes/{id}/ubl',
     ...options
 });
@@ -133,11 +105,7 @@ export const getCreditNoteUbl = <ThrowOnError extends boolean = false>(options: 
  * Seller and buyer, number, dates, lines, VAT per rate, totals and payment details. The same document always gives the same bytes.
  */
 export const getCreditNotePdf = <ThrowOnError extends boolean = false>(options: Options<GetCreditNotePdfData, ThrowOnError>): RequestResult<GetCreditNotePdfResponses, GetCreditNotePdfErrors, ThrowOnError> => (options.client ?? client).get<GetCreditNotePdfResponses, GetCreditNotePdfErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/credit-notes/{id}/pdf',
     ...options
 });
@@ -146,11 +114,7 @@ export const getCreditNotePdf = <ThrowOnError extends boolean = false>(options: 
  * Retrieve a credit note
  */
 export const getCreditNote = <ThrowOnError extends boolean = false>(options: Options<GetCreditNoteData, ThrowOnError>): RequestResult<GetCreditNoteResponses, GetCreditNoteErrors, ThrowOnError> => (options.client ?? client).get<GetCreditNoteResponses, GetCreditNoteErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/credit-notes/{id}',
     ...options
 });
@@ -159,11 +123,7 @@ export const getCreditNote = <ThrowOnError extends boolean = false>(options: Opt
  * List credit notes by number
  */
 export const listCreditNotes = <ThrowOnError extends boolean = false>(options?: Options<ListCreditNotesData, ThrowOnError>): RequestResult<ListCreditNotesResponses, ListCreditNotesErrors, ThrowOnError> => (options?.client ?? client).get<ListCreditNotesResponses, ListCreditNotesErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/sales/credit-notes',
     ...options
 });
@@ -174,11 +134,7 @@ export const listCreditNotes = <ThrowOnError extends boolean = false>(options?: 
  * Records an immutable purchase invoice and posts its journal entry (expense and VAT receivable against payables). Retry with the same Idempotency-Key and body as often as needed: the first response is replayed (`Idempotent-Replayed: true`). Independently of keys and their expiry, a supplier document is recorded once: a second upload answers 409 `purchase_invoice_duplicate` naming the first. Same document: the normalized `documentNumber` matches and either both VAT ids are equal, or at least one side has no VAT id and the normalized supplier names are equal (the database enforces it too, also for concurrent uploads). Different VAT ids are different suppliers.
  */
 export const createPurchaseInvoice = <ThrowOnError extends boolean = false>(options: Options<CreatePurchaseInvoiceData, ThrowOnError>): RequestResult<CreatePurchaseInvoiceResponses, CreatePurchaseInvoiceErrors, ThrowOnError> => (options.client ?? client).post<CreatePurchaseInvoiceResponses, CreatePurchaseInvoiceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/purchases/invoices/create',
     ...options,
     headers: {
@@ -191,11 +147,7 @@ export const createPurchaseInvoice = <ThrowOnError extends boolean = false>(opti
  * Retrieve a purchase invoice
  */
 export const getPurchaseInvoice = <ThrowOnError extends boolean = false>(options: Options<GetPurchaseInvoiceData, ThrowOnError>): RequestResult<GetPurchaseInvoiceResponses, GetPurchaseInvoiceErrors, ThrowOnError> => (options.client ?? client).get<GetPurchaseInvoiceResponses, GetPurchaseInvoiceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/purchases/invoices/{id}',
     ...options
 });
@@ -204,11 +156,7 @@ export const getPurchaseInvoice = <ThrowOnError extends boolean = false>(options
  * List purchase invoices in the order they were recorded
  */
 export const listPurchaseInvoices = <ThrowOnError extends boolean = false>(options?: Options<ListPurchaseInvoicesData, ThrowOnError>): RequestResult<ListPurchaseInvoicesResponses, ListPurchaseInvoicesErrors, ThrowOnError> => (options?.client ?? client).get<ListPurchaseInvoicesResponses, ListPurchaseInvoicesErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/purchases/invoices',
     ...options
 });
@@ -219,11 +167,7 @@ export const listPurchaseInvoices = <ThrowOnError extends boolean = false>(optio
  * Allocates a provider payout to sales invoices, raises their `paidTotal` and posts one journal entry (debit bank allocated − fee, debit payment fees, credit receivables). One settlement per `payoutId`, for ever: a second one, under any Idempotency-Key or after the key expired, answers 409 `payout_already_settled` naming the first. An allocation above the invoice outstanding amount (gross − credited − paid − its payments still processing) or in another currency answers 422 `allocation_exceeds_outstanding`; an unknown invoice 404 `not_found`. These outcomes are stored and replayed under the key like a success.
  */
 export const createSettlement = <ThrowOnError extends boolean = false>(options: Options<CreateSettlementData, ThrowOnError>): RequestResult<CreateSettlementResponses, CreateSettlementErrors, ThrowOnError> => (options.client ?? client).post<CreateSettlementResponses, CreateSettlementErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/settlements/create',
     ...options,
     headers: {
@@ -236,11 +180,7 @@ export const createSettlement = <ThrowOnError extends boolean = false>(options: 
  * Retrieve a settlement
  */
 export const getSettlement = <ThrowOnError extends boolean = false>(options: Options<GetSettlementData, ThrowOnError>): RequestResult<GetSettlementResponses, GetSettlementErrors, ThrowOnError> => (options.client ?? client).get<GetSettlementResponses, GetSettlementErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/settlements/{id}',
     ...options
 });
@@ -249,11 +189,7 @@ export const getSettlement = <ThrowOnError extends boolean = false>(options: Opt
  * List settlements in the order they were recorded
  */
 export const listSettlements = <ThrowOnError extends boolean = false>(options?: Options<ListSettlementsData, ThrowOnError>): RequestResult<ListSettlementsResponses, ListSettlementsErrors, ThrowOnError> => (options?.client ?? client).get<ListSettlementsResponses, ListSettlementsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/settlements',
     ...options
 });
@@ -264,11 +200,7 @@ export const listSettlements = <ThrowOnError extends boolean = false>(options?: 
  * Commits the payment (`processing`) with the Idempotency-Key before the provider is called, calls the provider outside any transaction with the payment's `providerReference` as the provider's own idempotency key, then commits the outcome: `succeeded` (ledger entry debit provider clearing / credit receivables, the invoice's `paidTotal`, event `payment.succeeded`) or `failed` (a decline: `failureCode`, event `payment.failed`). Both are final, stored under the key and replayed. While the outcome is unknown (provider timeout, 5xx, lost answer) the answer is `202` with the payment `processing`, `Location` and `Retry-After`, and nothing is stored: retry with the same key (it resumes the same payment: the provider is asked for the charge first, and charged again with the same reference only when it has none) or poll `Location`; the recovery worker resumes it meanwhile. Refusals (unknown invoice, amount above outstanding, fully credited invoice, currency mismatch) charge nothing and are stored and replayed like a success.
  */
 export const createPayment = <ThrowOnError extends boolean = false>(options: Options<CreatePaymentData, ThrowOnError>): RequestResult<CreatePaymentResponses, CreatePaymentErrors, ThrowOnError> => (options.client ?? client).post<CreatePaymentResponses, CreatePaymentErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/payments/create',
     ...options,
     headers: {
@@ -281,11 +213,7 @@ export const createPayment = <ThrowOnError extends boolean = false>(options: Opt
  * Retrieve a payment
  */
 export const getPayment = <ThrowOnError extends boolean = false>(options: Options<GetPaymentData, ThrowOnError>): RequestResult<GetPaymentResponses, GetPaymentErrors, ThrowOnError> => (options.client ?? client).get<GetPaymentResponses, GetPaymentErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/payments/{id}',
     ...options
 });
@@ -294,21 +222,10 @@ export const getPayment = <ThrowOnError extends boolean = false>(options: Option
  * List payments in the order they were created
  */
 export const listPayments = <ThrowOnError extends boolean = false>(options?: Options<ListPaymentsData, ThrowOnError>): RequestResult<ListPaymentsResponses, ListPaymentsErrors, ThrowOnError> => (options?.client ?? client).get<ListPaymentsResponses, ListPaymentsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/payments',
     ...options
 });
-
-/**
- * The payment provider's webhooks (no API key: the provider's signature)
- *
- * Verifies the Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with PAYMENT_PROVIDER_WEBHOOK_SECRET over the exact body; a timestamp more than five minutes off is refused. Each event is recorded by (provider, event id) in the transaction that applies it, so a repeat answers `{"duplicate": true}` and applies nothing. `charge.succeeded` / `charge.failed` complete a processing payment through the payment's own outcome path; `charge.refunded` books the charge's refunds (reverse posting, paidTotal lowered, `payment.refunded`); `payout.paid` becomes a settlement through the use case of POST /v1/settlements/create (`payoutId` the business key). Events arriving before what they depend on are parked and applied by the worker (docs/idempotency.md, "Inbound").
- */
-export const receiveProviderEvent = <ThrowOnError extends boolean = false>(options: Options<ReceiveProviderEventData, ThrowOnError>): RequestResult<ReceiveProviderEventResponses, ReceiveProviderEventErrors, ThrowOnError> => (options.client ?? client).post<ReceiveProviderEventResponses, ReceiveProviderEventErrors, ThrowOnError>({ url: '/v1/providers/{provider}/events', ...options });
 
 /**
  * Compare the provider's charges, refunds and payouts with the local books
@@ -316,11 +233,7 @@ export const receiveProviderEvent = <ThrowOnError extends boolean = false>(optio
  * Reads every charge (with its refunds) and payout the provider has in [from, to) and every local payment created in it, and reports each difference: `missing_locally`, `missing_at_provider`, `amount_mismatch`, `status_mismatch`. Safe cases are fixed through the paths provider events take and reported `auto_resolved` (a processing payment whose charge has an outcome is completed; a refund not booked is booked; a payout not settled is imported); the rest `needs_review`. The provider is read outside any transaction: while it cannot be read the answer is `202` with the run `running` (retry with the same key to resume it). The workers run the same on a schedule (PAYMENT_RECONCILIATION_INTERVAL_MINUTES).
  */
 export const createReconciliationRun = <ThrowOnError extends boolean = false>(options: Options<CreateReconciliationRunData, ThrowOnError>): RequestResult<CreateReconciliationRunResponses, CreateReconciliationRunErrors, ThrowOnError> => (options.client ?? client).post<CreateReconciliationRunResponses, CreateReconciliationRunErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/reconciliation/runs/create',
     ...options,
     headers: {
@@ -333,11 +246,7 @@ export const createReconciliationRun = <ThrowOnError extends boolean = false>(op
  * A reconciliation run with its discrepancies
  */
 export const getReconciliationRun = <ThrowOnError extends boolean = false>(options: Options<GetReconciliationRunData, ThrowOnError>): RequestResult<GetReconciliationRunResponses, GetReconciliationRunErrors, ThrowOnError> => (options.client ?? client).get<GetReconciliationRunResponses, GetReconciliationRunErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/reconciliation/runs/{id}',
     ...options
 });
@@ -346,11 +255,7 @@ export const getReconciliationRun = <ThrowOnError extends boolean = false>(optio
  * Journal entries in posting order
  */
 export const listJournalEntries = <ThrowOnError extends boolean = false>(options?: Options<ListJournalEntriesData, ThrowOnError>): RequestResult<ListJournalEntriesResponses, ListJournalEntriesErrors, ThrowOnError> => (options?.client ?? client).get<ListJournalEntriesResponses, ListJournalEntriesErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/ledger/entries',
     ...options
 });
@@ -361,11 +266,7 @@ export const listJournalEntries = <ThrowOnError extends boolean = false>(options
  * Debits equal credits per currency, always: `totals[].balanced` says so. Amounts are sums across documents, so they are integer minor units as decimal strings ("18000000000000001"): exact beyond 2^53, where a JSON number is not.
  */
 export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: Options<GetTrialBalanceData, ThrowOnError>): RequestResult<GetTrialBalanceResponses, GetTrialBalanceErrors, ThrowOnError> => (options?.client ?? client).get<GetTrialBalanceResponses, GetTrialBalanceErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/ledger/trial-balance',
     ...options
 });
@@ -376,11 +277,7 @@ export const getTrialBalance = <ThrowOnError extends boolean = false>(options?: 
  * One event per created document, written in the same transaction; a replayed request emits none. An event is listed as soon as its transaction commits; order is commit order per company. Page with `startingAfter` (the last event id you processed) in the default `asc` order: no event is ever skipped, because an event that commits later always sorts after every event already listed (`order=desc` shows the newest first, for browsing). Other companies' transactions never delay your feed.
  */
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>): RequestResult<ListEventsResponses, ListEventsErrors, ThrowOnError> => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/events',
     ...options
 });
@@ -389,11 +286,7 @@ export const listEvents = <ThrowOnError extends boolean = false>(options?: Optio
  * Retrieve an event
  */
 export const getEvent = <ThrowOnError extends boolean = false>(options: Options<GetEventData, ThrowOnError>): RequestResult<GetEventResponses, GetEventErrors, ThrowOnError> => (options.client ?? client).get<GetEventResponses, GetEventErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/events/{id}',
     ...options
 });
@@ -404,11 +297,7 @@ export const getEvent = <ThrowOnError extends boolean = false>(options: Options<
  * Events of the subscribed types are POSTed to `url`, signed per Standard Webhooks (`webhook-id` = event id, stable across retries; `webhook-timestamp`; `webhook-signature`), at least once: deduplicate by `webhook-id`. Any 2xx acknowledges; anything else, a timeout or a redirect is retried per WEBHOOK_RETRY_SCHEDULE with jitter, then the delivery fails. The signing `secret` is in this response only — and in its idempotent replay, which is stored with the Idempotency-Key, sealed (encrypted with the server’s SECRETS_KEY), until the key expires (IDEMPOTENCY_KEY_TTL).
  */
 export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookEndpointData, ThrowOnError>): RequestResult<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/create',
     ...options,
     headers: {
@@ -421,11 +310,7 @@ export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(opti
  * Webhook endpoints in creation order
  */
 export const listWebhookEndpoints = <ThrowOnError extends boolean = false>(options?: Options<ListWebhookEndpointsData, ThrowOnError>): RequestResult<ListWebhookEndpointsResponses, ListWebhookEndpointsErrors, ThrowOnError> => (options?.client ?? client).get<ListWebhookEndpointsResponses, ListWebhookEndpointsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints',
     ...options
 });
@@ -434,11 +319,7 @@ export const listWebhookEndpoints = <ThrowOnError extends boolean = false>(optio
  * Retrieve a webhook endpoint
  */
 export const getWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<GetWebhookEndpointData, ThrowOnError>): RequestResult<GetWebhookEndpointResponses, GetWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookEndpointResponses, GetWebhookEndpointErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}',
     ...options
 });
@@ -449,11 +330,7 @@ export const getWebhookEndpoint = <ThrowOnError extends boolean = false>(options
  * No new deliveries; pending retries are canceled (an attempt already in flight completes). Idempotent: disabling again answers the same endpoint.
  */
 export const disableWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<DisableWebhookEndpointData, ThrowOnError>): RequestResult<DisableWebhookEndpointResponses, DisableWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).post<DisableWebhookEndpointResponses, DisableWebhookEndpointErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/disable',
     ...options
 });
@@ -462,11 +339,7 @@ export const disableWebhookEndpoint = <ThrowOnError extends boolean = false>(opt
  * Every delivery attempt to an endpoint, in the order they were recorded
  */
 export const listWebhookAttempts = <ThrowOnError extends boolean = false>(options: Options<ListWebhookAttemptsData, ThrowOnError>): RequestResult<ListWebhookAttemptsResponses, ListWebhookAttemptsErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookAttemptsResponses, ListWebhookAttemptsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/webhook-endpoints/{id}/attempts',
     ...options
 });
@@ -475,11 +348,7 @@ export const listWebhookAttempts = <ThrowOnError extends boolean = false>(option
  * The company profile new invoices and credit notes name as their seller
  */
 export const getCompanyProfile = <ThrowOnError extends boolean = false>(options?: Options<GetCompanyProfileData, ThrowOnError>): RequestResult<GetCompanyProfileResponses, GetCompanyProfileErrors, ThrowOnError> => (options?.client ?? client).get<GetCompanyProfileResponses, GetCompanyProfileErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/company/profile',
     ...options
 });
@@ -490,11 +359,7 @@ export const getCompanyProfile = <ThrowOnError extends boolean = false>(options?
  * The body is the whole profile: an omitted optional member is cleared; `address.countryCode` defaults to the company's country. Documents issued after the commit name the new profile as their `seller`; issued invoices and credit notes keep the seller they were issued with. Retry with the same Idempotency-Key and body as often as needed: the first answer is replayed (`Idempotent-Replayed: true`). Sending the same profile again under a new key changes nothing.
  */
 export const updateCompanyProfile = <ThrowOnError extends boolean = false>(options: Options<UpdateCompanyProfileData, ThrowOnError>): RequestResult<UpdateCompanyProfileResponses, UpdateCompanyProfileErrors, ThrowOnError> => (options.client ?? client).post<UpdateCompanyProfileResponses, UpdateCompanyProfileErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/company/profile/update',
     ...options,
     headers: {
@@ -509,11 +374,7 @@ export const updateCompanyProfile = <ThrowOnError extends boolean = false>(optio
  * A company may have several keys, e.g. one per integration and a `read_only` one for people who only browse. Only the key’s SHA-256 hash is stored. The key (`secret`) is in this response only — and in its idempotent replay: a retry with the same Idempotency-Key and body answers the same key again (the first answer may have been lost on its way back, and without it the key would be of no use). That answer is stored with the Idempotency-Key sealed (encrypted with the server’s SECRETS_KEY) until the key expires (IDEMPOTENCY_KEY_TTL). Lists never show it.
  */
 export const createApiKey = <ThrowOnError extends boolean = false>(options: Options<CreateApiKeyData, ThrowOnError>): RequestResult<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError> => (options.client ?? client).post<CreateApiKeyResponses, CreateApiKeyErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/api-keys/create',
     ...options,
     headers: {
@@ -526,11 +387,7 @@ export const createApiKey = <ThrowOnError extends boolean = false>(options: Opti
  * API keys in creation order, revoked ones included
  */
 export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Options<ListApiKeysData, ThrowOnError>): RequestResult<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError> => (options?.client ?? client).get<ListApiKeysResponses, ListApiKeysErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/api-keys',
     ...options
 });
@@ -539,11 +396,7 @@ export const listApiKeys = <ThrowOnError extends boolean = false>(options?: Opti
  * Retrieve an API key (never the key itself)
  */
 export const getApiKey = <ThrowOnError extends boolean = false>(options: Options<GetApiKeyData, ThrowOnError>): RequestResult<GetApiKeyResponses, GetApiKeyErrors, ThrowOnError> => (options.client ?? client).get<GetApiKeyResponses, GetApiKeyErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/api-keys/{id}',
     ...options
 });
@@ -554,11 +407,7 @@ export const getApiKey = <ThrowOnError extends boolean = false>(options: Options
  * Every API process refuses the key (`401`) within 5 s. Idempotent: revoking a revoked key answers it as it is. A key may revoke itself. The company’s last active `read_write` key cannot be revoked (`409 last_read_write_key`): without one, no key could be created through the API again — create the replacement first.
  */
 export const revokeApiKey = <ThrowOnError extends boolean = false>(options: Options<RevokeApiKeyData, ThrowOnError>): RequestResult<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError> => (options.client ?? client).post<RevokeApiKeyResponses, RevokeApiKeyErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/api-keys/{id}/revoke',
     ...options
 });
@@ -569,11 +418,7 @@ export const revokeApiKey = <ThrowOnError extends boolean = false>(options: Opti
  * Documents dated within `from`–`to` (both included): invoices and purchase invoices by issue date, credit notes by the UTC date they were issued. Per currency and VAT rate: sales net and VAT (invoices − credit notes), purchases net and VAT, and `payable` (output − input VAT; negative is refundable). Equal to the movements of the ledger accounts `revenue`, `vat_payable`, `expense` and `vat_receivable` in the journal entries with `entryDate` in the period, to the cent. Amounts are integer minor units as decimal strings (exact beyond 2^53).
  */
 export const getVatReport = <ThrowOnError extends boolean = false>(options: Options<GetVatReportData, ThrowOnError>): RequestResult<GetVatReportResponses, GetVatReportErrors, ThrowOnError> => (options.client ?? client).get<GetVatReportResponses, GetVatReportErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/reports/vat',
     ...options
 });
@@ -584,11 +429,7 @@ export const getVatReport = <ThrowOnError extends boolean = false>(options: Opti
  * `iSAFFile` in namespace `http://www.vmi.lt/cms/imas/isaf`, `FileVersion` `iSAF1.2`, one part. Issued invoices (`SF`) and credit notes (`KS`, with `References` to the invoice they correct, amounts negative) dated in the month, and purchase invoices dated in it, each with a `DocumentTotal` per VAT rate under the tax code the company configured (`POST /v1/company/isaf-settings/update`; defaults 21 → PVM1, 9 → PVM2, 5 → PVM3). A month without documents still yields a valid file. Amounts are euros with two decimals; the header names the company by its profile's `registrationNumber`. Downloaded as `isaf-<month>-<dataType>.xml`.
  */
 export const exportIsaf = <ThrowOnError extends boolean = false>(options: Options<ExportIsafData, ThrowOnError>): RequestResult<ExportIsafResponses, ExportIsafErrors, ThrowOnError> => (options.client ?? client).get<ExportIsafResponses, ExportIsafErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/exports/isaf',
     ...options
 });
@@ -597,11 +438,7 @@ export const exportIsaf = <ThrowOnError extends boolean = false>(options: Option
  * How the i.SAF export declares each VAT rate (tax codes of the PVM classifier)
  */
 export const getIsafSettings = <ThrowOnError extends boolean = false>(options?: Options<GetIsafSettingsData, ThrowOnError>): RequestResult<GetIsafSettingsResponses, GetIsafSettingsErrors, ThrowOnError> => (options?.client ?? client).get<GetIsafSettingsResponses, GetIsafSettingsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/company/isaf-settings',
     ...options
 });
@@ -612,11 +449,7 @@ export const getIsafSettings = <ThrowOnError extends boolean = false>(options?: 
  * The whole mapping: rates not listed have no tax code afterwards (an export with such a rate answers 422 `isaf_tax_code_missing`). Retry with the same Idempotency-Key and body as often as needed: the first answer is replayed.
  */
 export const updateIsafSettings = <ThrowOnError extends boolean = false>(options: Options<UpdateIsafSettingsData, ThrowOnError>): RequestResult<UpdateIsafSettingsResponses, UpdateIsafSettingsErrors, ThrowOnError> => (options.client ?? client).post<UpdateIsafSettingsResponses, UpdateIsafSettingsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/company/isaf-settings/update',
     ...options,
     headers: {
@@ -631,11 +464,7 @@ export const updateIsafSettings = <ThrowOnError extends boolean = false>(options
  * Straight line over `usefulLifeMonths` from `startMonth`: every month depreciates ⌊(cost − residualValue) / usefulLifeMonths⌋ and the last month the rounding remainder, so the months add up to exactly cost − residualValue. Whole months only: the start month counts in full, whatever day the asset was acquired. Amounts in the company currency. Creating posts nothing (record the acquisition as a purchase invoice); `POST /v1/depreciation-runs/create` posts its months. Retry with the same Idempotency-Key and body as often as needed.
  */
 export const createAsset = <ThrowOnError extends boolean = false>(options: Options<CreateAssetData, ThrowOnError>): RequestResult<CreateAssetResponses, CreateAssetErrors, ThrowOnError> => (options.client ?? client).post<CreateAssetResponses, CreateAssetErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/assets/create',
     ...options,
     headers: {
@@ -648,11 +477,7 @@ export const createAsset = <ThrowOnError extends boolean = false>(options: Optio
  * Retrieve a fixed asset, with its depreciation so far
  */
 export const getAsset = <ThrowOnError extends boolean = false>(options: Options<GetAssetData, ThrowOnError>): RequestResult<GetAssetResponses, GetAssetErrors, ThrowOnError> => (options.client ?? client).get<GetAssetResponses, GetAssetErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/assets/{id}',
     ...options
 });
@@ -661,11 +486,7 @@ export const getAsset = <ThrowOnError extends boolean = false>(options: Options<
  * List fixed assets in the order they were created
  */
 export const listAssets = <ThrowOnError extends boolean = false>(options?: Options<ListAssetsData, ThrowOnError>): RequestResult<ListAssetsResponses, ListAssetsErrors, ThrowOnError> => (options?.client ?? client).get<ListAssetsResponses, ListAssetsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/assets',
     ...options
 });
@@ -676,11 +497,7 @@ export const listAssets = <ThrowOnError extends boolean = false>(options?: Optio
  * Posts, for every asset whose useful life includes `period`, that month's straight-line amount: debit `depreciation_expense`, credit `accumulated_depreciation`, dated the last day of the period (`entryDate`). One run per period, for ever: a second one, under any Idempotency-Key, after the key expired or at the same moment, answers 409 `depreciation_already_run` naming the first (`existingRunId`); the database enforces one charge per (company, asset, period). A period without active assets still gets its (empty) run. Assets must exist before their months are run: creating one that starts in a depreciated period is refused.
  */
 export const createDepreciationRun = <ThrowOnError extends boolean = false>(options: Options<CreateDepreciationRunData, ThrowOnError>): RequestResult<CreateDepreciationRunResponses, CreateDepreciationRunErrors, ThrowOnError> => (options.client ?? client).post<CreateDepreciationRunResponses, CreateDepreciationRunErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/depreciation-runs/create',
     ...options,
     headers: {
@@ -693,11 +510,7 @@ export const createDepreciationRun = <ThrowOnError extends boolean = false>(opti
  * Retrieve a depreciation run
  */
 export const getDepreciationRun = <ThrowOnError extends boolean = false>(options: Options<GetDepreciationRunData, ThrowOnError>): RequestResult<GetDepreciationRunResponses, GetDepreciationRunErrors, ThrowOnError> => (options.client ?? client).get<GetDepreciationRunResponses, GetDepreciationRunErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/depreciation-runs/{id}',
     ...options
 });
@@ -706,45 +519,7 @@ export const getDepreciationRun = <ThrowOnError extends boolean = false>(options
  * List depreciation runs in period order
  */
 export const listDepreciationRuns = <ThrowOnError extends boolean = false>(options?: Options<ListDepreciationRunsData, ThrowOnError>): RequestResult<ListDepreciationRunsResponses, ListDepreciationRunsErrors, ThrowOnError> => (options?.client ?? client).get<ListDepreciationRunsResponses, ListDepreciationRunsErrors, ThrowOnError>({
-    security: [{
-            key: 'bearer',
-            scheme: 'bearer',
-            type: 'http'
-        }],
+    security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/depreciation-runs',
     ...options
 });
-
-/**
- * Create a company and its first API key (operators only)
- *
- * Only the API key's hash is stored with the company. Retry with the same Idempotency-Key and body as often as needed: the first answer, API key included, is replayed (`Idempotent-Replayed: true`) and one company exists. That answer is stored with the key until it expires (IDEMPOTENCY_KEY_TTL), sealed by the response sealer.
- */
-export const createCompany = <ThrowOnError extends boolean = false>(options: Options<CreateCompanyData, ThrowOnError>): RequestResult<CreateCompanyResponses, CreateCompanyErrors, ThrowOnError> => (options.client ?? client).post<CreateCompanyResponses, CreateCompanyErrors, ThrowOnError>({
-    security: [{
-            key: 'admin',
-            scheme: 'bearer',
-            type: 'http'
-        }],
-    url: '/admin/companies',
-    ...options,
-    headers: {
-        'Content-Type': 'application/json',
-        ...options.headers
-    }
-});
-
-/**
- * The process is up
- */
-export const getLiveness = <ThrowOnError extends boolean = false>(options?: Options<GetLivenessData, ThrowOnError>): RequestResult<GetLivenessResponses, GetLivenessErrors, ThrowOnError> => (options?.client ?? client).get<GetLivenessResponses, GetLivenessErrors, ThrowOnError>({ url: '/health/live', ...options });
-
-/**
- * Database reachable and every migration applied
- */
-export const getReadiness = <ThrowOnError extends boolean = false>(options?: Options<GetReadinessData, ThrowOnError>): RequestResult<GetReadinessResponses, GetReadinessErrors, ThrowOnError> => (options?.client ?? client).get<GetReadinessResponses, GetReadinessErrors, ThrowOnError>({ url: '/health/ready', ...options });
-
-/**
- * Prometheus metrics (text exposition format); for the scraper, not for the public internet
- */
-export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>): RequestResult<GetMetricsResponses, GetMetricsErrors, ThrowOnError> => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
