@@ -91,7 +91,11 @@ describe('the committed OpenAPI documents', () => {
     expect(Object.keys(documents.operator.paths).sort()).toEqual(
       expect.arrayContaining(['/admin/companies', '/health/live', '/health/ready', '/metrics']),
     );
-    expect(Object.keys(documents.operator.paths).filter((path) => path.startsWith('/v1/'))).toEqual([]);
+    // The one /v1 route for operators: the payment provider's webhooks (called by the provider, no key).
+    expect(Object.keys(documents.operator.paths).filter((path) => path.startsWith('/v1/'))).toEqual([
+      '/v1/providers/{provider}/events',
+    ]);
+    expect(Object.keys(documents.customer.paths)).not.toContain('/v1/providers/{provider}/events');
     expect(Object.keys(documents.operator.components?.securitySchemes ?? {})).toEqual(['admin']);
     // Each schema where it is used: the company's DTOs only for operators.
     expect(Object.keys(documents.customer.components?.schemas ?? {})).not.toContain('CreateCompanyDto');
@@ -111,7 +115,9 @@ describe('the committed OpenAPI documents', () => {
         .map(([name]) => name)
         .sort();
       expect(publicOperations).toEqual(
-        audience === 'customer' ? [] : ['GET /health/live', 'GET /health/ready', 'GET /metrics'],
+        audience === 'customer'
+          ? []
+          : ['GET /health/live', 'GET /health/ready', 'GET /metrics', 'POST /v1/providers/{provider}/events'],
       );
       expect(document.servers?.length).toBeGreaterThan(0);
       expect(document.info.license?.name).toBeTruthy();
