@@ -151,7 +151,9 @@ it('leaseDue takes due, unleased deliveries oldest first, counts the attempt, ca
     );
 
     const taken = await deliveries.leaseDue(3, 60_000);
-    expect(taken.canceled).toBe(1);
+    // At least ours: due deliveries of other suites' disabled endpoints (committed, so visible
+    // here) may be canceled by the same call; this company's own rows are counted exactly below.
+    expect(taken.canceled).toBeGreaterThanOrEqual(1);
     expect(
       taken.leased.map(({ eventId, endpointId, attemptNumber }) => ({ eventId, endpointId, attemptNumber })),
     ).toEqual([
