@@ -39,4 +39,12 @@ export interface IdempotentRouteOptions<TResult = unknown> extends IdempotentOpe
    * transaction.
    */
   effect?: 'local' | 'external';
+  /**
+   * The `Idempotency-Key` example of the OpenAPI document, e.g. a domain key such as
+   * `order-2001-invoice`; default `IDEMPOTENCY_KEY_EXAMPLE`, a random-looking UUID.
+   */
+  keyExample?: string;
 }
+
+/** The OpenAPI document's default `Idempotency-Key` example: any unique string will do. */
+export const IDEMPOTENCY_KEY_EXAMPLE = '3f0c2a9e-7b1d-4c56-9e8a-5d2f4b6a1c3e';

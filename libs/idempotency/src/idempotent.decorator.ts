@@ -10,7 +10,12 @@ import { ApiBody, ApiHeader, ApiResponse, type ApiResponseCommonMetadata } from 
 import type { Request } from 'express';
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency-key';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
-import { IDEMPOTENT_ROUTE, VALIDATED_BODY, type IdempotentRouteOptions } from './idempotent-route';
+import {
+  IDEMPOTENCY_KEY_EXAMPLE,
+  IDEMPOTENT_ROUTE,
+  VALIDATED_BODY,
+  type IdempotentRouteOptions,
+} from './idempotent-route';
 
 /**
  * Makes a route idempotent: `Idempotency-Key` header required, body validated first, then
@@ -34,7 +39,11 @@ export function Idempotent<TResult>(options: IdempotentRouteOptions<TResult>): M
         'visible ASCII characters; bare or as a quoted Structured Field string). Scoped to ' +
         (options.scope === 'operator' ? 'operators' : 'your company') +
         ' and this operation.',
-      schema: { type: 'string', maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, example: 'order-1041-invoice' },
+      schema: {
+        type: 'string',
+        maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+        example: options.keyExample ?? IDEMPOTENCY_KEY_EXAMPLE,
+      },
     }),
     ApiResponse({
       status: 400,

@@ -55,6 +55,8 @@ export class InvoicesController extends ReadRoutes({
     operation: 'sales.invoices.create',
     body: IssueInvoiceDto,
     status: 201,
+    // The body's example orders `order-2001`: a domain key per order is the usual choice.
+    keyExample: 'order-2001-invoice',
     location: (invoice: InvoiceView) => `/v1/sales/invoices/${invoice.id}`,
   })
   @ApiOperation({
