@@ -67,7 +67,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * - `payout.paid`: when every charge it pays out belongs to a succeeded payment here, it becomes a
  *   settlement through `RecordSettlementHandler.importPayout` (payoutId the business key: a payout
  *   already settled, pushed or imported, is left as it is); otherwise it is parked until the
- *   payments have their outcome (their events, or the recovery, bring it).
+ *   payments have their outcome (their events, or the recovery, bring it). A payout that cannot be
+ *   booked as reported (another currency than its invoices, a fee above its total), or that a
+ *   pushed settlement books although it pays out payments recorded here (counted twice), is
+ *   recorded `ignored` with the reason; reconciliation reports it `needs_review`.
  */
 @Injectable()
 export class ReceiveProviderEventHandler {
@@ -233,13 +236,17 @@ export class ReceiveProviderEventHandler {
     event: ProviderEvent,
     payout: ProviderPayout,
   ): Promise<ProviderEventReceipt> {
-    const imported = await this.importPayout.import(companyId, provider, payout, () =>
-      this.events.record(companyId, provider, event, 'applied', null),
+    const imported = await this.importPayout.import(companyId, provider, payout, (reason) =>
+      this.events.record(companyId, provider, event, reason === null ? 'applied' : 'ignored', reason),
     );
     switch (imported.kind) {
       case 'imported':
       case 'settled_before':
         return { duplicate: false, result: 'applied' };
+      case 'rejected':
+      case 'pushed_twice':
+        // Recorded as ignored with the reason (no redelivery loop); reconciliation reports it.
+        return { duplicate: false, result: 'ignored', reason: imported.reason };
       case 'refused':
         return { duplicate: true, result: 'duplicate' };
       case 'waiting': {
