@@ -282,6 +282,67 @@ describe('provider events', () => {
       expect(invoice.body).toMatchObject({ paidTotal: GROSS - 2100 });
     });
 
+    it("posts each refund on the provider's refund date (UTC), not the booking date", async () => {
+      const company = await api.newCompany();
+      const payment = await aPayment(company, 'pm_card_visa');
+      await refund(payment.providerChargeId as string, 2100);
+      const [refunded] = await eventsOf(company, 'charge.refunded');
+      const backdated: SandboxEvent = {
+        ...refunded,
+        data: {
+          ...refunded.data,
+          refunds: refunded.data.refunds.map((r: object) => ({
+            ...r,
+            createdAt: '2026-01-15T23:30:00-01:00',
+          })),
+        },
+      };
+
+      expect((await deliver(backdated)).body).toEqual({ duplicate: false, result: 'applied' });
+
+      const { rows } = await db.query<{ entry_date: string }>(
+        `SELECT entry_date::text AS entry_date FROM journal_entries WHERE company_id = $1 AND source_type = 'refund'`,
+        [company.companyId],
+      );
+      expect(rows).toEqual([{ entry_date: '2026-01-16' }]);
+    });
+
+    it('refunds adding up to more than the payment: recorded ignored with the reason, none booked, never a 5xx', async () => {
+      const company = await api.newCompany();
+      const payment = await aPayment(company, 'pm_card_visa');
+      const processing = await aPayment(company, 'pm_card_lost_response');
+      const over = (event: SandboxEvent): SandboxEvent => ({
+        ...event,
+        id: `${event.id}_over`,
+        type: 'charge.refunded',
+        data: {
+          ...event.data,
+          status: 'refunded',
+          refundedAmount: GROSS + 1,
+          refunds: [
+            { id: `re_${randomUUID()}`, amount: GROSS, createdAt: new Date().toISOString() },
+            { id: `re_${randomUUID()}`, amount: 1, createdAt: new Date().toISOString() },
+          ],
+        },
+      });
+      const [paidEvent, processingEvent] = await eventsOf(company, 'charge.succeeded');
+      expect(paidEvent.data.reference).toBe(payment.providerReference);
+
+      const final = await deliver(over(paidEvent));
+      expect(final.status).toBe(200);
+      expect(final.body).toMatchObject({ result: 'ignored', reason: expect.stringContaining('exceed') });
+      // A processing payment is completed by the charge; its refunds are left for review.
+      const first = await deliver(over(processingEvent));
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ result: 'ignored', reason: expect.stringContaining('exceed') });
+      expect(await paymentOf(company, processing.id)).toMatchObject({ status: 'succeeded' });
+
+      const books = await comparableBooksOf(db, company.companyId);
+      expect(books.refunds).toEqual([]);
+      expect(books.paidTotals).toEqual([GROSS, GROSS]);
+      expect((await recorded(company)).map((row) => row.status)).toEqual(['ignored', 'ignored']);
+    });
+
     it('a refund before the charge succeeded here completes the payment first; later events change nothing', async () => {
       const company = await api.newCompany();
       const payment = await aPayment(company, 'pm_card_lost_response');

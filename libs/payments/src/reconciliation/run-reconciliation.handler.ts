@@ -8,7 +8,7 @@ import type {
   IdempotentOperation,
 } from '@ledgerkey/idempotency';
 import { SettlementQueries } from '@ledgerkey/invoicing';
-import { BookRefundsHandler } from '../book-refunds/book-refunds.handler';
+import { BookRefundsHandler, refundExcess } from '../book-refunds/book-refunds.handler';
 import { CompletePaymentHandler } from '../complete-payment/complete-payment.handler';
 import { ImportPayoutHandler } from '../import-payout/import-payout.handler';
 import type { PaymentProvider } from '../payment-provider';
@@ -294,6 +294,19 @@ export class RunReconciliationHandler {
     charge: ProviderCharge,
     findings: Finding[],
   ): Promise<void> {
+    const excess = refundExcess(payment, charge);
+    if (excess !== null) {
+      findings.push({
+        kind: 'amount_mismatch',
+        resolution: 'needs_review',
+        objectType: 'refund',
+        providerObjectId: charge.id,
+        localId: payment.id,
+        providerValue: `${charge.refunds.reduce((sum, refund) => sum + refund.amount, 0)} ${charge.currency}`,
+        localValue: `${payment.amount} ${payment.currency}`,
+        detail: `${excess}; none booked`,
+      });
+    }
     const booked = await this.txHost.withTransaction(() =>
       this.bookRefunds.bookMissing(companyId, payment, charge),
     );
