@@ -18,6 +18,7 @@ import { ApiKeyScopes1766100000000 } from './1766100000000-api-key-scopes';
 import { Metadata1766200000000 } from './1766200000000-metadata';
 import { ProviderEvents1766300000000 } from './1766300000000-provider-events';
 import { IsafSettingsFixedAssets1766700000000 } from './1766700000000-isaf-settings-fixed-assets';
+import { PaymentRefundsNoTruncate1767100000000 } from './1767100000000-payment-refunds-no-truncate';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -40,4 +41,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   Metadata1766200000000,
   ProviderEvents1766300000000,
   IsafSettingsFixedAssets1766700000000,
+  PaymentRefundsNoTruncate1767100000000,
 ];

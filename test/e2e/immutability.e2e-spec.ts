@@ -478,7 +478,7 @@ describe('immutability enforced by the database', () => {
       expect((await storedPosting(invoice.id)).snapshot).toBe(snapshot);
     });
 
-    it.each(['invoices', 'invoice_lines', 'journal_entries', 'journal_lines'])(
+    it.each(['invoices', 'invoice_lines', 'journal_entries', 'journal_lines', 'payment_refunds'])(
       'TRUNCATE %s is rejected',
       async (table) => {
         const client = await db.connect();

@@ -282,6 +282,67 @@ describe('provider events', () => {
       expect(invoice.body).toMatchObject({ paidTotal: GROSS - 2100 });
     });
 
+    it("posts each refund on the provider's refund date (UTC), not the booking date", async () => {
+      const company = await api.newCompany();
+      const payment = await aPayment(company, 'pm_card_visa');
+      await refund(payment.providerChargeId as string, 2100);
+      const [refunded] = await eventsOf(company, 'charge.refunded');
+      const backdated: SandboxEvent = {
+        ...refunded,
+        data: {
+          ...refunded.data,
+          refunds: refunded.data.refunds.map((r: object) => ({
+            ...r,
+            createdAt: '2026-01-15T23:30:00-01:00',
+          })),
+        },
+      };
+
+      expect((await deliver(backdated)).body).toEqual({ duplicate: false, result: 'applied' });
+
+      const { rows } = await db.query<{ entry_date: string }>(
+        `SELECT entry_date::text AS entry_date FROM journal_entries WHERE company_id = $1 AND source_type = 'refund'`,
+        [company.companyId],
+      );
+      expect(rows).toEqual([{ entry_date: '2026-01-16' }]);
+    });
+
+    it('refunds adding up to more than the payment: recorded ignored with the reason, none booked, never a 5xx', async () => {
+      const company = await api.newCompany();
+      const payment = await aPayment(company, 'pm_card_visa');
+      const processing = await aPayment(company, 'pm_card_lost_response');
+      const over = (event: SandboxEvent): SandboxEvent => ({
+        ...event,
+        id: `${event.id}_over`,
+        type: 'charge.refunded',
+        data: {
+          ...event.data,
+          status: 'refunded',
+          refundedAmount: GROSS + 1,
+          refunds: [
+            { id: `re_${randomUUID()}`, amount: GROSS, createdAt: new Date().toISOString() },
+            { id: `re_${randomUUID()}`, amount: 1, createdAt: new Date().toISOString() },
+          ],
+        },
+      });
+      const [paidEvent, processingEvent] = await eventsOf(company, 'charge.succeeded');
+      expect(paidEvent.data.reference).toBe(payment.providerReference);
+
+      const final = await deliver(over(paidEvent));
+      expect(final.status).toBe(200);
+      expect(final.body).toMatchObject({ result: 'ignored', reason: expect.stringContaining('exceed') });
+      // A processing payment is completed by the charge; its refunds are left for review.
+      const first = await deliver(over(processingEvent));
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ result: 'ignored', reason: expect.stringContaining('exceed') });
+      expect(await paymentOf(company, processing.id)).toMatchObject({ status: 'succeeded' });
+
+      const books = await comparableBooksOf(db, company.companyId);
+      expect(books.refunds).toEqual([]);
+      expect(books.paidTotals).toEqual([GROSS, GROSS]);
+      expect((await recorded(company)).map((row) => row.status)).toEqual(['ignored', 'ignored']);
+    });
+
     it('a refund before the charge succeeded here completes the payment first; later events change nothing', async () => {
       const company = await api.newCompany();
       const payment = await aPayment(company, 'pm_card_lost_response');
@@ -381,6 +442,47 @@ describe('provider events', () => {
       const books = await comparableBooksOf(db, company.companyId);
       expect(books.settlements).toHaveLength(1);
       expect(books.trialBalance).toContain(`provider_clearing ${GROSS}/${GROSS}`);
+    });
+    it('another currency or a fee above its total: recorded ignored with the reason, never a 5xx; zero-amount charges are left out', async () => {
+      const company = await api.newCompany();
+      await aPayment(company, 'pm_card_visa');
+      await payOut(company);
+      const [paid] = await eventsOf(company, 'payout.paid');
+      const variant = (suffix: string, data: Record<string, unknown>): SandboxEvent => ({
+        ...paid,
+        id: `${paid.id}_${suffix}`,
+        data: { ...paid.data, id: `${paid.data.id}_${suffix}`, ...data },
+      });
+      const inUsd = variant('usd', { currency: 'USD' });
+      const feeAbove = variant('fee', { feeAmount: GROSS + 1 });
+      const withZero = variant('zero', { charges: [...paid.data.charges, { id: 'ch_nothing', amount: 0 }] });
+
+      const usd = await deliver(inUsd);
+      expect(usd.status).toBe(200);
+      expect(usd.body).toMatchObject({
+        duplicate: false,
+        result: 'ignored',
+        reason: expect.stringMatching(/USD.*EUR/),
+      });
+      const fee = await deliver(feeAbove);
+      expect(fee.status).toBe(200);
+      expect(fee.body).toMatchObject({
+        result: 'ignored',
+        reason: expect.stringContaining(`fee of ${GROSS + 1}`),
+      });
+      // Recorded: the provider's redelivery is a duplicate, not a loop.
+      expect((await deliver(inUsd)).body).toEqual({ duplicate: true, result: 'duplicate' });
+      expect((await deliver(withZero)).body).toEqual({ duplicate: false, result: 'applied' });
+
+      const statuses = new Map((await recorded(company)).map((row) => [row.event_id, row.status]));
+      expect([statuses.get(inUsd.id), statuses.get(feeAbove.id), statuses.get(withZero.id)]).toEqual([
+        'ignored',
+        'ignored',
+        'applied',
+      ]);
+      const books = await comparableBooksOf(db, company.companyId);
+      expect(books.settlements).toEqual([`${GROSS} fee ${paid.data.feeAmount} provider`]);
+      expect(books.paidTotals).toEqual([GROSS]);
     });
   });
 
@@ -627,6 +729,54 @@ describe('provider events', () => {
       const second = await runReconciliation(company, from, to);
       expect(second.status).toBe(201);
       expect(second.body).toMatchObject({ status: 'completed', discrepancies: [] });
+    });
+
+    it('a pushed settlement of a payout that pays out payments here is reported, not booked twice', async () => {
+      const company = await api.newCompany();
+      const from = new Date(Date.now() - 60_000);
+      await aPayment(company, 'pm_card_visa');
+      const other = await anIssuedInvoice(company);
+      const created = await provider.call('POST', '/v1/payouts', { body: { companyId: company.companyId } });
+      expect(created.status).toBe(201);
+      const payout = (created.body as { data: Array<{ id: string; feeAmount: number }> }).data[0];
+      const to = new Date(Date.now() + 60_000);
+      // The payout's money pushed as well: the payment raised its invoice's paid total already.
+      const pushed = await api.http
+        .post('/v1/settlements/create')
+        .set(company.auth)
+        .set('Idempotency-Key', newKey('settle'))
+        .send({
+          payoutId: payout.id,
+          currency: 'EUR',
+          paidAt: new Date().toISOString(),
+          feeAmount: payout.feeAmount,
+          allocations: [{ invoiceId: other, amount: GROSS }],
+        });
+      expect(pushed.status).toBe(201);
+      const settlementId = (pushed.body as { id: string }).id;
+
+      const [paid] = await eventsOf(company, 'payout.paid');
+      const received = await deliver(paid);
+      expect(received.status).toBe(200);
+      expect(received.body).toMatchObject({
+        duplicate: false,
+        result: 'ignored',
+        reason: expect.stringContaining(settlementId),
+      });
+      expect(await recorded(company)).toEqual([{ event_id: paid.id, status: 'ignored' }]);
+
+      const run = await runReconciliation(company, from, to);
+      expect(run.status).toBe(201);
+      expect((run.body as { discrepancies: unknown[] }).discrepancies).toEqual([
+        expect.objectContaining({
+          kind: 'status_mismatch',
+          resolution: 'needs_review',
+          objectType: 'payout',
+          providerObjectId: payout.id,
+          localId: settlementId,
+        }),
+      ]);
+      expect((await comparableBooksOf(db, company.companyId)).settlements).toHaveLength(1);
     });
 
     it('refuses a bad range; an unknown run is 404', async () => {

@@ -139,6 +139,7 @@ describe('InvoiceQueries (reads of one company)', () => {
     const partlyCredited = await issue(company, 'A');
     const credited = await issue(company, 'A');
     const creditedAndPaid = await issue(company, 'A');
+    const paidThenCredited = await issue(company, 'A');
     await tier
       .get(RecordSettlementHandler)
       .execute(
@@ -149,6 +150,7 @@ describe('InvoiceQueries (reads of one company)', () => {
             .allocating(partlyPaid.id, 5000)
             .allocating(paid.id, 12100)
             .allocating(creditedAndPaid.id, 6050)
+            .allocating(paidThenCredited.id, 12100)
             .build(),
         ),
       );
@@ -163,6 +165,7 @@ describe('InvoiceQueries (reads of one company)', () => {
       { description: 'Refund', quantity: '1', unitPrice: 1000, vatRate: '21' },
     ]);
     await creditNote(credited.id);
+    await creditNote(paidThenCredited.id);
     await creditNote(creditedAndPaid.id, [
       { description: 'Half', quantity: '1', unitPrice: 5000, vatRate: '21' },
     ]);
@@ -179,6 +182,8 @@ describe('InvoiceQueries (reads of one company)', () => {
     // A fully credited invoice is owed nothing: never listed as unpaid.
     expect(statusOf(credited)).toEqual([0, 'paid', 'credited']);
     expect(statusOf(creditedAndPaid)).toEqual([0, 'paid', 'partially_credited']);
+    // Paid in full, then credited in full: a refund of 12100 is due, nothing is owed.
+    expect(statusOf(paidThenCredited)).toEqual([-12100, 'paid', 'credited']);
 
     // The views agree with the one TypeScript definition, and the SQL filters with the views.
     for (const view of byId.values()) expect(view).toMatchObject(invoiceStatusOf(view));

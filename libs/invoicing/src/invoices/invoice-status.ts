@@ -2,9 +2,10 @@
  * What an invoice's running totals mean, derived and never stored: one definition here, in
  * TypeScript for the views and in SQL for the list filters (a handler spec checks they agree).
  *
- * - `outstandingAmount` = gross − credited − paid: what the customer still owes.
- * - `paymentStatus`: `paid` when nothing is outstanding (paid, credited, or both — a fully
- *   credited invoice is not owed, so it is never listed as `unpaid`); else `partially_paid` when
+ * - `outstandingAmount` = gross − credited − paid: what the customer still owes. Negative when the
+ *   invoice was paid and then credited: that much is due back to the customer (a refund).
+ * - `paymentStatus`: `paid` when nothing is outstanding (outstanding ≤ 0: paid, credited, or both —
+ *   a fully credited invoice is not owed, so it is never listed as `unpaid`); else `partially_paid` when
  *   some payment or settlement was applied; else `unpaid`.
  * - `creditStatus`: `none` with no credit note; `credited` when credit notes cover the whole gross
  *   total; else `partially_credited`.
@@ -32,7 +33,7 @@ export function invoiceStatusOf({ grossTotal, creditedTotal, paidTotal }: Invoic
   const outstandingAmount = grossTotal - creditedTotal - paidTotal;
   return {
     outstandingAmount,
-    paymentStatus: outstandingAmount === 0 ? 'paid' : paidTotal > 0 ? 'partially_paid' : 'unpaid',
+    paymentStatus: outstandingAmount <= 0 ? 'paid' : paidTotal > 0 ? 'partially_paid' : 'unpaid',
     creditStatus:
       creditedTotal === 0 ? 'none' : creditedTotal >= grossTotal ? 'credited' : 'partially_credited',
   };
@@ -40,7 +41,7 @@ export function invoiceStatusOf({ grossTotal, creditedTotal, paidTotal }: Invoic
 
 /** `invoiceStatusOf(...).paymentStatus` in SQL, over an invoices row aliased `alias`. */
 export function paymentStatusSql(alias: string): string {
-  return `CASE WHEN ${alias}.gross_total - ${alias}.credited_total - ${alias}.paid_total = 0 THEN 'paid'
+  return `CASE WHEN ${alias}.gross_total - ${alias}.credited_total - ${alias}.paid_total <= 0 THEN 'paid'
                WHEN ${alias}.paid_total > 0 THEN 'partially_paid'
                ELSE 'unpaid' END`;
 }

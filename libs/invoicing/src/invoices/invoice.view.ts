@@ -38,17 +38,24 @@ export class InvoiceView {
   grossTotal: number;
   @ApiProperty({ example: 0, description: describeMinorUnits(0, 'Gross of its credit notes') })
   creditedTotal: number;
-  @ApiProperty({ example: 0, description: describeMinorUnits(0, 'Paid through payments and settlements') })
+  @ApiProperty({
+    example: 0,
+    description: describeMinorUnits(0, 'Paid through payments and settlements, net of refunds'),
+  })
   paidTotal: number;
   @ApiProperty({
     example: 12100,
-    description: describeMinorUnits(12100, 'grossTotal − creditedTotal − paidTotal: what is still owed'),
+    description: describeMinorUnits(
+      12100,
+      'grossTotal − creditedTotal − paidTotal: what is still owed; negative when the invoice was paid ' +
+        'and then credited (that much is due back to the customer as a refund)',
+    ),
   })
   outstandingAmount: number;
   @ApiProperty({
     enum: INVOICE_PAYMENT_STATUSES,
     description:
-      '`paid` when nothing is outstanding (paid, credited or both), `partially_paid` when a payment or ' +
+      '`paid` when nothing is outstanding (outstandingAmount ≤ 0: paid, credited or both), `partially_paid` when a payment or ' +
       'settlement was applied and some is still owed, else `unpaid`',
   })
   paymentStatus: InvoicePaymentStatus;

@@ -15,6 +15,7 @@ import { RefundsRepository } from '../refunds/refunds.repository';
  * receivables, credit provider clearing), the invoice's paid total lowered, and `payment.refunded`.
  * Whichever brings a refund first — its `charge.refunded` event, a later event of the same charge
  * (each lists every refund so far), or a reconciliation run — books it; the others find it booked.
+ * A charge whose refunds add up to more than the payment books none (`refundExcess`).
  */
 @Injectable()
 export class BookRefundsHandler {
@@ -37,6 +38,8 @@ export class BookRefundsHandler {
     if (payment.providerChargeId !== charge.id) {
       throw new Error(`charge ${charge.id} is not the charge of payment ${payment.id}`);
     }
+    // Before any paid total is lowered: the callers record the event ignored / report it.
+    if (refundExcess(payment, charge) !== null) return [];
     // Invoice row first (the lock order of every document that changes an invoice's totals).
     await this.balances.lock(companyId, payment.invoiceId);
     const now = new Date().toISOString();
@@ -62,9 +65,11 @@ export class BookRefundsHandler {
         sourceId: refund.id,
         memo: `Refund ${refund.providerRefundId} of payment ${payment.providerReference}`,
         postedAt: new Date(refund.createdAt),
+        // The refund's date at the provider (UTC) is its document date, not the booking's.
+        entryDate: refund.refundedAt.slice(0, 10),
         lines: refundPosting(refund),
       });
-      // ck_invoices_paid (paid ≥ 0) backs it: the provider never refunds more than it charged.
+      // refundExcess above keeps the refunds within the payment; ck_invoices_paid (paid ≥ 0) backs it.
       await this.balances.addPaid(companyId, payment.invoiceId, -refund.amount);
       booked.push(refund);
     }
@@ -72,4 +77,15 @@ export class BookRefundsHandler {
     for (const refund of booked) await this.events.append(companyId, 'payment.refunded', refund);
     return booked;
   }
+}
+
+/**
+ * Why the refunds a charge lists cannot be booked against the payment — together more than it paid
+ * (a provider error, or a charge that is not what was paid here) — or null.
+ */
+export function refundExcess(payment: PaymentView, charge: ProviderCharge): string | null {
+  const refunded = charge.refunds.reduce((sum, refund) => sum + refund.amount, 0);
+  return refunded > payment.amount
+    ? `the refunds of charge ${charge.id} (${refunded} ${payment.currency}) exceed payment ${payment.id} (${payment.amount} ${payment.currency})`
+    : null;
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
-import { BookRefundsHandler } from '../book-refunds/book-refunds.handler';
+import { BookRefundsHandler, refundExcess } from '../book-refunds/book-refunds.handler';
 import { CompletePaymentHandler } from '../complete-payment/complete-payment.handler';
 import { ImportPayoutHandler } from '../import-payout/import-payout.handler';
 import type { PaymentProvider } from '../payment-provider';
@@ -63,11 +63,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  *   A finished payment is left as it is: the event is recorded (applied when it agrees, ignored
  *   with the disagreement as reason, which reconciliation reports).
  * - `charge.refunded`: the charge says it succeeded, so a processing payment is completed first
- *   (as above); then every refund the charge lists that is not booked yet is booked.
+ *   (as above); then every refund the charge lists that is not booked yet is booked — unless the
+ *   refunds add up to more than the payment: then none is, and the event is recorded `ignored`.
  * - `payout.paid`: when every charge it pays out belongs to a succeeded payment here, it becomes a
  *   settlement through `RecordSettlementHandler.importPayout` (payoutId the business key: a payout
  *   already settled, pushed or imported, is left as it is); otherwise it is parked until the
- *   payments have their outcome (their events, or the recovery, bring it).
+ *   payments have their outcome (their events, or the recovery, bring it). A payout that cannot be
+ *   booked as reported (another currency than its invoices, a fee above its total), or that a
+ *   pushed settlement books although it pays out payments recorded here (counted twice), is
+ *   recorded `ignored` with the reason; reconciliation reports it `needs_review`.
  */
 @Injectable()
 export class ReceiveProviderEventHandler {
@@ -174,17 +178,26 @@ export class ReceiveProviderEventHandler {
     }
     if (found.payment.status === 'processing') {
       let recorded = false;
+      let excess: string | null = null;
       const result = await this.completePayment.withCharge(companyId, found, charge, async (settled) => {
-        recorded = await this.events.record(companyId, provider, event, 'applied', null);
-        if (recorded && event.type === 'charge.refunded') {
+        excess = event.type === 'charge.refunded' ? refundExcess(settled, charge) : null;
+        recorded = await this.events.record(
+          companyId,
+          provider,
+          event,
+          excess === null ? 'applied' : 'ignored',
+          excess,
+        );
+        if (recorded && excess === null && event.type === 'charge.refunded') {
           await this.bookRefunds.bookMissing(companyId, settled, charge);
         }
       });
       switch (result) {
         case 'completed':
-          return recorded
+          if (!recorded) return { duplicate: true, result: 'duplicate' };
+          return excess === null
             ? { duplicate: false, result: 'applied' }
-            : { duplicate: true, result: 'duplicate' };
+            : { duplicate: false, result: 'ignored', reason: excess };
         case 'held':
           // Usually the request that charged, a moment before it settles with the provider's
           // answer (the provider sends the event as it answers): wait for that moment first.
@@ -206,7 +219,9 @@ export class ReceiveProviderEventHandler {
     }
     return this.txHost.withTransaction(async () => {
       const payment = (await this.payments.findById(companyId, found.payment.id)) as PaymentView;
-      const disagreement = chargeDisagreement(event, payment, charge);
+      const disagreement =
+        chargeDisagreement(event, payment, charge) ??
+        (event.type === 'charge.refunded' ? refundExcess(payment, charge) : null);
       if (
         !(await this.events.record(
           companyId,
@@ -233,13 +248,17 @@ export class ReceiveProviderEventHandler {
     event: ProviderEvent,
     payout: ProviderPayout,
   ): Promise<ProviderEventReceipt> {
-    const imported = await this.importPayout.import(companyId, provider, payout, () =>
-      this.events.record(companyId, provider, event, 'applied', null),
+    const imported = await this.importPayout.import(companyId, provider, payout, (reason) =>
+      this.events.record(companyId, provider, event, reason === null ? 'applied' : 'ignored', reason),
     );
     switch (imported.kind) {
       case 'imported':
       case 'settled_before':
         return { duplicate: false, result: 'applied' };
+      case 'rejected':
+      case 'pushed_twice':
+        // Recorded as ignored with the reason (no redelivery loop); reconciliation reports it.
+        return { duplicate: false, result: 'ignored', reason: imported.reason };
       case 'refused':
         return { duplicate: true, result: 'duplicate' };
       case 'waiting': {

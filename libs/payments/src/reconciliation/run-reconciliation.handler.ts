@@ -8,7 +8,7 @@ import type {
   IdempotentOperation,
 } from '@ledgerkey/idempotency';
 import { SettlementQueries } from '@ledgerkey/invoicing';
-import { BookRefundsHandler } from '../book-refunds/book-refunds.handler';
+import { BookRefundsHandler, refundExcess } from '../book-refunds/book-refunds.handler';
 import { CompletePaymentHandler } from '../complete-payment/complete-payment.handler';
 import { ImportPayoutHandler } from '../import-payout/import-payout.handler';
 import type { PaymentProvider } from '../payment-provider';
@@ -294,6 +294,19 @@ export class RunReconciliationHandler {
     charge: ProviderCharge,
     findings: Finding[],
   ): Promise<void> {
+    const excess = refundExcess(payment, charge);
+    if (excess !== null) {
+      findings.push({
+        kind: 'amount_mismatch',
+        resolution: 'needs_review',
+        objectType: 'refund',
+        providerObjectId: charge.id,
+        localId: payment.id,
+        providerValue: `${charge.refunds.reduce((sum, refund) => sum + refund.amount, 0)} ${charge.currency}`,
+        localValue: `${payment.amount} ${payment.currency}`,
+        detail: `${excess}; none booked`,
+      });
+    }
     const booked = await this.txHost.withTransaction(() =>
       this.bookRefunds.bookMissing(companyId, payment, charge),
     );
@@ -335,36 +348,62 @@ export class RunReconciliationHandler {
   ): Promise<void> {
     const total = payout.charges.reduce((sum, charge) => sum + charge.amount, 0);
     const providerValue = `${total} ${payout.currency} fee ${payout.feeAmount}`;
-    let settlement = await this.settlements.findByPayout(companyId, payout.id);
-    if (settlement === null) {
-      const imported = await this.importPayout.import(companyId, provider, payout);
-      if (imported.kind === 'waiting') {
+    // The same path as the payout's event: imports it when nothing settles it yet, and says when
+    // it cannot be booked as reported or a pushed settlement counts its payments twice.
+    const imported = await this.importPayout.import(companyId, provider, payout);
+    const settlement = await this.settlements.findByPayout(companyId, payout.id);
+    const base = { objectType: 'payout' as const, providerObjectId: payout.id, providerValue };
+    const localValue =
+      settlement === null
+        ? null
+        : `${settlement.allocatedTotal} ${settlement.currency} fee ${settlement.feeAmount} ${settlement.source}`;
+    switch (imported.kind) {
+      case 'waiting':
         findings.push({
+          ...base,
           kind: 'missing_locally',
           resolution: 'needs_review',
-          objectType: 'payout',
-          providerObjectId: payout.id,
           localId: null,
-          providerValue,
           localValue: null,
           detail: `payout ${payout.id} pays out charges without a succeeded payment here: ${imported.chargeIds.slice(0, 5).join(', ')}`,
         });
         return;
-      }
-      settlement = await this.settlements.findByPayout(companyId, payout.id);
-      if (imported.kind === 'imported' && settlement !== null) {
+      case 'rejected':
         findings.push({
+          ...base,
           kind: 'missing_locally',
-          resolution: 'auto_resolved',
-          objectType: 'payout',
-          providerObjectId: payout.id,
-          localId: settlement.id,
-          providerValue,
+          resolution: 'needs_review',
+          localId: null,
           localValue: null,
-          detail: `payout ${payout.id} had no settlement; imported`,
+          detail: `${imported.reason}; not booked`,
         });
         return;
-      }
+      case 'pushed_twice':
+        findings.push({
+          ...base,
+          kind: 'status_mismatch',
+          resolution: 'needs_review',
+          localId: settlement?.id ?? imported.settlementId ?? null,
+          localValue,
+          detail: imported.reason,
+        });
+        return;
+      case 'imported':
+        if (settlement !== null) {
+          findings.push({
+            ...base,
+            kind: 'missing_locally',
+            resolution: 'auto_resolved',
+            localId: settlement.id,
+            localValue: null,
+            detail: `payout ${payout.id} had no settlement; imported`,
+          });
+          return;
+        }
+        break;
+      case 'settled_before':
+      case 'refused':
+        break;
     }
     if (
       settlement !== null &&

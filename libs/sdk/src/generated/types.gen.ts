@@ -150,15 +150,15 @@ export type InvoiceView = {
      */
     creditedTotal: number;
     /**
-     * Paid through payments and settlements. An integer number of the currency minor unit (cents for EUR): 0 = 0.00 EUR.
+     * Paid through payments and settlements, net of refunds. An integer number of the currency minor unit (cents for EUR): 0 = 0.00 EUR.
      */
     paidTotal: number;
     /**
-     * grossTotal − creditedTotal − paidTotal: what is still owed. An integer number of the currency minor unit (cents for EUR): 12100 = 121.00 EUR.
+     * grossTotal − creditedTotal − paidTotal: what is still owed; negative when the invoice was paid and then credited (that much is due back to the customer as a refund). An integer number of the currency minor unit (cents for EUR): 12100 = 121.00 EUR.
      */
     outstandingAmount: number;
     /**
-     * `paid` when nothing is outstanding (paid, credited or both), `partially_paid` when a payment or settlement was applied and some is still owed, else `unpaid`
+     * `paid` when nothing is outstanding (outstandingAmount ≤ 0: paid, credited or both), `partially_paid` when a payment or settlement was applied and some is still owed, else `unpaid`
      */
     paymentStatus: 'unpaid' | 'partially_paid' | 'paid';
     /**
