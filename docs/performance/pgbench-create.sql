@@ -5,9 +5,13 @@
 SELECT state, fingerprint, request_digest, response_status, response_headers, response_body,
               response_sealed, expires_at, lease_expires_at, recovery_point, attempt
          FROM idempotency_records
-        WHERE company_id = '00000000-0000-4000-8000-000000000000' AND operation = 'sales.invoices.create' AND idempotency_key = ':lk_a-:lk_b-:lk_c-0000-:lk_d' AND state IN ('completed', 'failed_final') AND expires_at > '2026-12-01T04:02:58.727+00:00';
+        WHERE company_id = '00000000-0000-4000-8000-000000000000' AND operation = 'sales.invoices.create' AND idempotency_key = ':lk_a-:lk_b-:lk_c-0000-:lk_d' AND state IN ('completed', 'failed_final') AND expires_at > '2026-12-01T04:50:15.755+00:00';
 START TRANSACTION;
-SELECT * FROM claim_idempotency_key('00000000-0000-4000-8000-000000000000', 'sales.invoices.create', ':lk_a-:lk_b-:lk_c-0000-:lk_d', '2026-12-01T04:02:58.734+00:00');
+SELECT * FROM claim_idempotency_key('00000000-0000-4000-8000-000000000000', 'sales.invoices.create', ':lk_a-:lk_b-:lk_c-0000-:lk_d', '2026-12-01T04:50:15.758+00:00');
+SELECT coalesce(legal_name, name) AS legal_name, vat_id, registration_number, street, city,
+              postal_code, coalesce(address_country_code, country_code) AS address_country_code,
+              iban, email, peppol_id
+         FROM companies WHERE id = '00000000-0000-4000-8000-000000000000';
 INSERT INTO document_sequences AS s (company_id, document_type, series, last_value)
        VALUES ('00000000-0000-4000-8000-000000000000', 'invoice', 'INV', 1)
        ON CONFLICT (company_id, document_type, series) DO UPDATE SET last_value = s.last_value + 1
@@ -16,8 +20,8 @@ INSERT INTO document_sequences AS s (company_id, document_type, series, last_val
 WITH invoice AS (
          INSERT INTO invoices (id, company_id, series, sequence, number, status, order_id, currency,
                                issue_date, due_date, customer, notes, vat_breakdown, net_total,
-                               vat_total, gross_total, created_at)
-         VALUES (':lk_a-:lk_b-:lk_c-0001-:lk_d', '00000000-0000-4000-8000-000000000000', 'INV', ':lk_seq_last_value', 'INV-:lk_seq_last_value', 'issued', NULL, 'EUR', '2026-12-01', NULL, '{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null}', NULL, '[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}]', '11502', '2235', '13737', '2026-12-01T04:02:58.740Z')
+                               vat_total, gross_total, created_at, seller, metadata)
+         VALUES (':lk_a-:lk_b-:lk_c-0001-:lk_d', '00000000-0000-4000-8000-000000000000', 'INV', ':lk_seq_last_value', 'INV-:lk_seq_last_value', 'issued', NULL, 'EUR', '2026-12-01', NULL, '{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null}', NULL, '[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}]', '11502', '2235', '13737', '2026-12-01T04:50:15.759Z', '{"legalName":"Bench 7000","vatId":null,"registrationNumber":null,"address":{"street":null,"city":null,"postalCode":null,"countryCode":"LT"},"iban":null,"email":null,"peppolId":null}', '{}')
          ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
          RETURNING id
        ), lines AS (
@@ -32,8 +36,8 @@ WITH invoice AS (
        SELECT count(*)::int AS inserted FROM invoice;
 WITH entry AS (
          INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at,
-                                      line_count)
-         VALUES (':lk_a-:lk_b-:lk_c-0002-:lk_d', '00000000-0000-4000-8000-000000000000', 'EUR', 'invoice', ':lk_a-:lk_b-:lk_c-0001-:lk_d', 'Invoice INV-:lk_seq_last_value', '2026-12-01T04:02:58.740+00:00', cardinality('{"accounts_receivable","revenue","vat_payable"}'::text[]))
+                                      entry_date, line_count)
+         VALUES (':lk_a-:lk_b-:lk_c-0002-:lk_d', '00000000-0000-4000-8000-000000000000', 'EUR', 'invoice', ':lk_a-:lk_b-:lk_c-0001-:lk_d', 'Invoice INV-:lk_seq_last_value', '2026-12-01T04:50:15.759+00:00', '2026-12-01', cardinality('{"accounts_receivable","revenue","vat_payable"}'::text[]))
          RETURNING id
        )
        INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)
@@ -47,12 +51,12 @@ WITH next AS (
      RETURNING last_position
    ), event AS (
      INSERT INTO events (id, company_id, position, type, data, created_at)
-     SELECT ':lk_a-:lk_b-:lk_c-0003-:lk_d', '00000000-0000-4000-8000-000000000000', next.last_position, 'invoice.created', '{"object":{"id":":lk_a-:lk_b-:lk_c-0001-:lk_d","object":"invoice","number":"INV-:lk_seq_last_value","series":"INV","sequence": :lk_seq_last_value,"status":"issued","orderId":null,"currency":"EUR","issueDate":"2026-12-01","dueDate":null,"customer":{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null},"lines":[{"position":1,"description":"Consulting","quantity":"2","unitPrice":5001,"vatRate":"21","netAmount":10002},{"position":2,"description":"Book","quantity":"1","unitPrice":1500,"vatRate":"9","netAmount":1500}],"vatBreakdown":[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}],"netTotal":11502,"vatTotal":2235,"grossTotal":13737,"creditedTotal":0,"paidTotal":0,"notes":null,"createdAt":"2026-12-01T04:02:58.740Z"}}', '2026-12-01T04:02:58.740Z' FROM next
+     SELECT ':lk_a-:lk_b-:lk_c-0003-:lk_d', '00000000-0000-4000-8000-000000000000', next.last_position, 'invoice.created', '{"object":{"id":":lk_a-:lk_b-:lk_c-0001-:lk_d","object":"invoice","number":"INV-:lk_seq_last_value","series":"INV","sequence": :lk_seq_last_value,"status":"issued","orderId":null,"currency":"EUR","issueDate":"2026-12-01","dueDate":null,"seller":{"legalName":"Bench 7000","vatId":null,"registrationNumber":null,"address":{"street":null,"city":null,"postalCode":null,"countryCode":"LT"},"iban":null,"email":null,"peppolId":null},"customer":{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null},"lines":[{"position":1,"description":"Consulting","quantity":"2","unitPrice":5001,"vatRate":"21","netAmount":10002},{"position":2,"description":"Book","quantity":"1","unitPrice":1500,"vatRate":"9","netAmount":1500}],"vatBreakdown":[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}],"netTotal":11502,"vatTotal":2235,"grossTotal":13737,"creditedTotal":0,"paidTotal":0,"outstandingAmount":13737,"paymentStatus":"unpaid","creditStatus":"none","notes":null,"metadata":{},"createdAt":"2026-12-01T04:50:15.759Z"}}', '2026-12-01T04:50:15.759Z' FROM next
      RETURNING id, company_id, type
    )
    SELECT fan_out_event(event.company_id, event.id, event.type) AS deliveries FROM event;
 INSERT INTO idempotency_records
          (company_id, operation, idempotency_key, fingerprint, state, response_status, response_headers,
           response_body, response_sealed, expires_at, created_at, updated_at, request_digest)
-       VALUES ('00000000-0000-4000-8000-000000000000', 'sales.invoices.create', ':lk_a-:lk_b-:lk_c-0000-:lk_d', '\x88c900d3fbea6822c6f196ca01f506327e80a437840e312df6e5319c9a706fa6', 'completed', '201', '{"Content-Type":"application/json; charset=utf-8","Location":"/v1/sales/invoices/:lk_a-:lk_b-:lk_c-0001-:lk_d"}', '{"id":":lk_a-:lk_b-:lk_c-0001-:lk_d","object":"invoice","number":"INV-:lk_seq_last_value","series":"INV","sequence": :lk_seq_last_value,"status":"issued","orderId":null,"currency":"EUR","issueDate":"2026-12-01","dueDate":null,"customer":{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null},"lines":[{"position":1,"description":"Consulting","quantity":"2","unitPrice":5001,"vatRate":"21","netAmount":10002},{"position":2,"description":"Book","quantity":"1","unitPrice":1500,"vatRate":"9","netAmount":1500}],"vatBreakdown":[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}],"netTotal":11502,"vatTotal":2235,"grossTotal":13737,"creditedTotal":0,"paidTotal":0,"notes":null,"createdAt":"2026-12-01T04:02:58.740Z"}', 'false', '2026-12-02T04:02:58.744+00:00', '2026-12-01T04:02:58.744+00:00', '2026-12-01T04:02:58.744+00:00', '\x5c81216abc573fb82d7f8a232083ff008e045f19f9760cd86c4fb24d6b61794d');
+       VALUES ('00000000-0000-4000-8000-000000000000', 'sales.invoices.create', ':lk_a-:lk_b-:lk_c-0000-:lk_d', '\xe53851d0bf11d2980ba1fefff11bbe9036ded7f64b08b7505eeb642b845bdc54', 'completed', '201', '{"Content-Type":"application/json; charset=utf-8","Location":"/v1/sales/invoices/:lk_a-:lk_b-:lk_c-0001-:lk_d"}', '{"id":":lk_a-:lk_b-:lk_c-0001-:lk_d","object":"invoice","number":"INV-:lk_seq_last_value","series":"INV","sequence": :lk_seq_last_value,"status":"issued","orderId":null,"currency":"EUR","issueDate":"2026-12-01","dueDate":null,"seller":{"legalName":"Bench 7000","vatId":null,"registrationNumber":null,"address":{"street":null,"city":null,"postalCode":null,"countryCode":"LT"},"iban":null,"email":null,"peppolId":null},"customer":{"name":"UAB Bench","vatId":"LT100001234567","countryCode":"LT","address":null,"email":null},"lines":[{"position":1,"description":"Consulting","quantity":"2","unitPrice":5001,"vatRate":"21","netAmount":10002},{"position":2,"description":"Book","quantity":"1","unitPrice":1500,"vatRate":"9","netAmount":1500}],"vatBreakdown":[{"vatRate":"21","netAmount":10002,"vatAmount":2100},{"vatRate":"9","netAmount":1500,"vatAmount":135}],"netTotal":11502,"vatTotal":2235,"grossTotal":13737,"creditedTotal":0,"paidTotal":0,"outstandingAmount":13737,"paymentStatus":"unpaid","creditStatus":"none","notes":null,"metadata":{},"createdAt":"2026-12-01T04:50:15.759Z"}', 'false', '2026-12-02T04:50:15.763+00:00', '2026-12-01T04:50:15.763+00:00', '2026-12-01T04:50:15.763+00:00', '\x5c81216abc573fb82d7f8a232083ff008e045f19f9760cd86c4fb24d6b61794d');
 COMMIT;
