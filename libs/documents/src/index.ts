@@ -12,3 +12,4 @@ export { insertLinesSql, lineParameters, linesAggregateSql } from './document-li
 export { IsCalendarDate, todayUtc } from './calendar-date.validator';
 export { IsDateTime, normalizeDateTime } from './date-time.validator';
 export { DueDateBeforeIssueDateError } from './documents.errors';
+export { xmlText } from './xml-text';

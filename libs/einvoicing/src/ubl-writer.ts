@@ -1,6 +1,6 @@
 import { create } from 'xmlbuilder2';
 import type { XMLBuilder } from 'xmlbuilder2/lib/interfaces';
-import { xmlText } from './xml-text';
+import { xmlText } from '@ledgerkey/documents';
 import { formatMinorUnits } from '@ledgerkey/money';
 import {
   PEPPOL_CUSTOMIZATION_ID,

@@ -200,19 +200,8 @@ export class IdempotencyProtocol extends IdempotentExecutor {
             outcome: 'executed',
           })),
         )
-        .catch((error: unknown) => {
-          if (!(error instanceof BusinessRejection)) throw error;
-          // The whole transaction rolled back: the rejection is stored in a second one.
-          return this.options.transactions.run(() =>
-            this.settle(ref, fingerprint, requestDigest, sensitive, () =>
-              Promise.resolve({
-                state: 'failed_final',
-                response: error.response,
-                outcome: 'business_rejection',
-              }),
-            ),
-          );
-        });
+        // The whole transaction rolled back: the rejection is stored in a second one.
+        .catch((error: unknown) => this.storeRejection(ref, fingerprint, requestDigest, sensitive, error));
     } catch (error) {
       this.observeRefusal(ref.operation, error);
       throw error;
@@ -234,20 +223,9 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     try {
       started = await this.options.transactions
         .run(() => this.start(ref, fingerprint, requestDigest, effect))
-        .catch((error: unknown) => {
-          if (!(error instanceof BusinessRejection)) throw error;
-          // prepare refused: everything rolled back, nothing was performed; stored like a local
-          // operation's rejection. A rival that began meanwhile holds a lease: busy.
-          return this.options.transactions.run(() =>
-            this.settle(ref, fingerprint, requestDigest, sensitive, () =>
-              Promise.resolve({
-                state: 'failed_final',
-                response: error.response,
-                outcome: 'business_rejection',
-              }),
-            ),
-          );
-        });
+        // prepare refused: everything rolled back, nothing was performed; stored like a local
+        // operation's rejection. A rival that began meanwhile holds a lease: busy.
+        .catch((error: unknown) => this.storeRejection(ref, fingerprint, requestDigest, sensitive, error));
     } catch (error) {
       this.observeRefusal(ref.operation, error);
       throw error;
@@ -440,6 +418,25 @@ export class IdempotencyProtocol extends IdempotentExecutor {
   }
 
   /** Claims the key and acts on the decision; `produce` runs only when the key is new. */
+  /**
+   * Stores a business rejection as the key's final answer, in a transaction of its own (the one
+   * that raised it rolled back). Anything else is rethrown.
+   */
+  private storeRejection(
+    ref: IdempotencyKeyRef,
+    fingerprint: Buffer,
+    requestDigest: Buffer | null,
+    sensitive: boolean,
+    error: unknown,
+  ): Promise<IdempotentAnswer> {
+    if (!(error instanceof BusinessRejection)) throw error;
+    return this.options.transactions.run(() =>
+      this.settle(ref, fingerprint, requestDigest, sensitive, () =>
+        Promise.resolve({ state: 'failed_final', response: error.response, outcome: 'business_rejection' }),
+      ),
+    );
+  }
+
   private async settle(
     ref: IdempotencyKeyRef,
     fingerprint: Buffer,

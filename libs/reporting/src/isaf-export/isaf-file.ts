@@ -1,6 +1,6 @@
 import { formatMinorUnits } from '@ledgerkey/money';
 import { create } from 'xmlbuilder2';
-import { xmlText } from './xml-text';
+import { xmlText } from '@ledgerkey/documents';
 
 export const ISAF_NAMESPACE = 'http://www.vmi.lt/cms/imas/isaf';
 
