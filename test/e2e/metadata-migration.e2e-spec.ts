@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createDataSource, quoteIdentifier } from '../../libs/database/src';
+import { createDataSource } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { Metadata1766200000000 } from '../../migrations/1766200000000-metadata';
-import { testDatabaseState } from '../support/test-database';
+import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
 import { SQL_SELLER } from '../support/sql-fixtures';
 
 /**
@@ -13,43 +12,19 @@ import { SQL_SELLER } from '../support/sql-fixtures';
  * their running totals still change, and `down()` goes back.
  */
 describe('migration Metadata1766200000000', () => {
-  const state = testDatabaseState();
-  const name = `${state.name}_metadata`;
-  let url: string;
+  const index = MIGRATIONS.indexOf(Metadata1766200000000);
+  let database: IsolatedDatabase | undefined;
   let dataSource: DataSource | undefined;
 
-  async function admin(sql: string): Promise<void> {
-    const client = new Client({ connectionString: state.adminUrl });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  }
-
-  function connect(migrations: typeof MIGRATIONS): Promise<DataSource> {
-    return createDataSource({
-      url,
-      poolSize: 2,
-      applicationName: 'ledgerkey-test-migration',
-      migrations,
-    }).initialize();
-  }
-
-  beforeAll(async () => {
-    await admin(`CREATE DATABASE ${quoteIdentifier(name)}`);
-    const address = new URL(state.adminUrl);
-    address.pathname = `/${name}`;
-    url = address.toString();
-  });
   afterAll(async () => {
     await dataSource?.destroy();
-    await admin(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`);
+    await database?.drop();
   });
 
   it('gives existing rows {}, bounds new metadata, keeps invoices immutable, and goes back down', async () => {
-    const index = MIGRATIONS.indexOf(Metadata1766200000000);
     expect(index).toBeGreaterThan(0);
-    const before = await connect(MIGRATIONS.slice(0, index));
-    await before.runMigrations({ transaction: 'each' });
+    database = await createIsolatedDatabase('metadata_migration', { migrations: MIGRATIONS.slice(0, index) });
+    const before = await connect(database.url, MIGRATIONS.slice(0, index));
     const [company, invoice] = [randomUUID(), randomUUID()];
     await before.query(
       `INSERT INTO companies (id, name, country_code, currency) VALUES ($1, 'UAB Testas', 'LT', 'EUR')`,
@@ -63,7 +38,7 @@ describe('migration Metadata1766200000000', () => {
     );
     await before.destroy();
 
-    dataSource = await connect(MIGRATIONS.slice(0, index + 1));
+    dataSource = await connect(database.url, MIGRATIONS.slice(0, index + 1));
     expect((await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name)).toEqual([
       'Metadata1766200000000',
     ]);
@@ -130,3 +105,12 @@ describe('migration Metadata1766200000000', () => {
     ).rejects.toThrow(/immutable/);
   });
 });
+
+function connect(url: string, migrations: typeof MIGRATIONS): Promise<DataSource> {
+  return createDataSource({
+    url,
+    poolSize: 2,
+    applicationName: 'ledgerkey-test-migration',
+    migrations,
+  }).initialize();
+}
