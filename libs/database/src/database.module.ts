@@ -3,6 +3,7 @@ import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { DataSource } from 'typeorm';
 import { createDataSource, type DatabaseOptions } from './data-source.factory';
+import { DeferredWrites } from './deferred-writes';
 
 const DATABASE_OPTIONS = Symbol('DATABASE_OPTIONS');
 
@@ -28,8 +29,9 @@ export class DatabaseModule implements OnApplicationShutdown {
           provide: DataSource,
           useFactory: async () => createDataSource(options).initialize(),
         },
+        DeferredWrites,
       ],
-      exports: [DataSource],
+      exports: [DataSource, DeferredWrites],
     };
   }
 

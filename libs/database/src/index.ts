@@ -15,6 +15,8 @@ export {
   isConnectionLoss,
   isTransientDatabaseFailure,
 } from './postgres-errors';
+export { DeferredWrites, combinedStatement } from './deferred-writes';
+export type { DeferredWrite } from './deferred-writes';
 export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';
 export { keysetPage, pageOf } from './keyset-page';

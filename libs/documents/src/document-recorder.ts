@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Propagation, Transactional } from '@ledgerkey/database';
+import { DeferredWrites, Propagation, Transactional } from '@ledgerkey/database';
 import { type JournalLine, JournalRepository } from '@ledgerkey/ledger';
 import { type EventType, EventsRepository } from '@ledgerkey/outbox';
 
@@ -33,12 +33,14 @@ export class DocumentRecorder {
   constructor(
     private readonly journal: JournalRepository,
     private readonly events: EventsRepository,
+    private readonly writes: DeferredWrites,
   ) {}
 
   /**
    * Records a built document in the caller's transaction, in this order: `insert` (the
-   * document's own statements: its rows, and running totals it changes), its journal entry
-   * (source type = `object`, posted at `createdAt`, dated `posting.entryDate`), then its `<object>.created` event.
+   * document's own statements: its rows, and running totals it changes), then its journal entry
+   * (source type = `object`, posted at `createdAt`, dated `posting.entryDate`) and its
+   * `<object>.created` event in one statement — or in the caller's batch (`DeferredWrites`).
    * Mandatory transaction: the document, its entry and its event commit together or not at all.
    * @returns the document, as the event carries it
    * @throws whatever `insert` throws (e.g. a business conflict it found); nothing is posted then
@@ -51,7 +53,7 @@ export class DocumentRecorder {
     posting: DocumentPosting,
   ): Promise<D> {
     await insert();
-    await this.journal.post({
+    const entry = this.journal.posting({
       companyId,
       currency: document.currency,
       sourceType: document.object,
@@ -63,8 +65,11 @@ export class DocumentRecorder {
     });
     // Last, right before the caller's idempotency record and COMMIT: the append takes the
     // company's event position (its event_sequences row lock, held to COMMIT), and every other
-    // document of the company waits on it, so it must be held only for the commit.
-    await this.events.append(companyId, `${document.object}.created`, document);
+    // document of the company waits on it, so it must be held only for the commit. Entry and
+    // event go as one statement — with the caller's idempotency record when it batches its
+    // writes (`DeferredWrites.withBatch`).
+    const event = this.events.appending(companyId, `${document.object}.created`, document);
+    await this.writes.write(...(entry ? [entry.write] : []), event.write);
     return document;
   }
 }

@@ -1,4 +1,4 @@
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { DeferredWrites, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
 import type { DataSource } from 'typeorm';
 import type { TransactionRunner } from './idempotency-ports';
 import type { AutocommitSql, TransactionalSql } from './idempotency-record.repository';
@@ -7,27 +7,37 @@ type ClsTransactionHost = TransactionHost<TypeOrmTransactionalAdapter>;
 
 /**
  * The protocol's transactions as nestjs-cls transactions, so the operation's repositories
- * (`@Transactional()`, `TransactionHost`) join them.
+ * (`@Transactional()`, `TransactionHost`) join them. Each batches its last writes: the
+ * operation's journal entry and event and the key's record go as one statement before COMMIT.
  */
 export function clsTransactionRunner(txHost: ClsTransactionHost): TransactionRunner {
+  const writes = new DeferredWrites(txHost);
   return {
     run: (work) => {
       if (txHost.isTransactionActive()) {
         throw new Error('the idempotency protocol opens its own transactions: do not call it inside one');
       }
-      return txHost.withTransaction(work);
+      return txHost.withTransaction(() => writes.withBatch(work));
     },
   };
 }
 
 /** The record store's SQL, on the current nestjs-cls transaction only (Propagation.Mandatory). */
 export function clsTransactionalSql(txHost: ClsTransactionHost): TransactionalSql {
+  const writes = new DeferredWrites(txHost);
+  const assertTransaction = (): void => {
+    if (!txHost.isTransactionActive()) {
+      throw new Error('idempotency records are read and written inside a transaction only');
+    }
+  };
   return {
     query: <TRow>(text: string, values: unknown[]) => {
-      if (!txHost.isTransactionActive()) {
-        throw new Error('idempotency records are read and written inside a transaction only');
-      }
+      assertTransaction();
       return txHost.tx.query<TRow[]>(text, values);
+    },
+    write: (write) => {
+      assertTransaction();
+      return writes.write(write);
     },
   };
 }

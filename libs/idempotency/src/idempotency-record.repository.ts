@@ -1,4 +1,4 @@
-import { isUniqueViolation } from '@ledgerkey/database';
+import { type DeferredWrite, isUniqueViolation } from '@ledgerkey/database';
 import { IdempotencyKeyInUseError, IdempotencyLeaseLostError } from './idempotency.errors';
 import type { StalledOperation, StalledOperationsQuery } from './external-effect';
 import type { FinishedOutcome, IdempotencyRecordStore, KeyClaim } from './idempotency-ports';
@@ -19,6 +19,11 @@ export interface TransactionalSql {
    *   the operation, never on their own
    */
   query<TRow>(text: string, values: unknown[]): Promise<TRow[]>;
+  /**
+   * A write whose answer nobody reads: it may be sent with the transaction's other last writes in
+   * one statement before COMMIT (`DeferredWrites`); its failure then surfaces there.
+   */
+  write(write: DeferredWrite): Promise<void>;
 }
 
 /** Runs one statement on its own connection turn, outside any transaction (autocommit). */
@@ -85,13 +90,25 @@ export class IdempotencyRecordRepository implements IdempotencyRecordStore {
     outcome: FinishedOutcome & { fingerprint: Buffer; requestDigest: Buffer | null },
     now: Date,
   ): Promise<void> {
-    await this.insert(
-      `INSERT INTO idempotency_records
-         (company_id, operation, idempotency_key, fingerprint, state, response_status, response_headers,
-          response_body, response_sealed, expires_at, created_at, updated_at, request_digest)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)`,
-      [...keyOf(ref), outcome.fingerprint, ...outcomeColumns(outcome), now, outcome.requestDigest],
-    );
+    // The operation's last write: it travels with the document's entry and event when the
+    // transaction batches them (one round trip before COMMIT).
+    await this.sql.write({
+      kind: 'idempotency_records',
+      ctes: (bind) => {
+        const created = bind(now);
+        const values = [...keyOf(ref), outcome.fingerprint, ...outcomeColumns(outcome)].map(bind);
+        return [
+          [
+            'record',
+            `INSERT INTO idempotency_records
+               (company_id, operation, idempotency_key, fingerprint, state, response_status, response_headers,
+                response_body, response_sealed, expires_at, created_at, updated_at, request_digest)
+             VALUES (${values.join(', ')}, ${created}, ${created}, ${bind(outcome.requestDigest)})`,
+          ],
+        ];
+      },
+      errorOf: keyInUse,
+    });
   }
 
   async begin(
@@ -263,11 +280,19 @@ export class IdempotencyRecordRepository implements IdempotencyRecordStore {
     try {
       await this.sql.query(text, values);
     } catch (error) {
-      if (isUniqueViolation(error, 'pk_idempotency_records'))
-        throw new IdempotencyKeyInUseError({ cause: error });
-      throw error;
+      throw keyInUse(error) ?? error;
     }
   }
+}
+
+/**
+ * A primary-key violation of a record: the per-key lock was bypassed (e.g. two keys whose lock
+ * hashes collide) and "one execution per key" was about to break; the request answers 409.
+ */
+function keyInUse(error: unknown): IdempotencyKeyInUseError | undefined {
+  return isUniqueViolation(error, 'pk_idempotency_records')
+    ? new IdempotencyKeyInUseError({ cause: error })
+    : undefined;
 }
 
 function keyOf(ref: IdempotencyKeyRef): [string, string, string] {

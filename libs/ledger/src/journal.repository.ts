@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
+  type DeferredWrite,
+  DeferredWrites,
   type Page,
   type PageRequest,
   Propagation,
@@ -59,7 +61,10 @@ const JOURNAL_ENTRIES = new TenantReader('journal_entries', 'e', SELECT_ENTRY, [
 
 @Injectable()
 export class JournalRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(
+    private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>,
+    private readonly writes: DeferredWrites,
+  ) {}
 
   /**
    * Posts an entry. Mandatory transaction: a posting must commit with its document or not at
@@ -69,36 +74,49 @@ export class JournalRepository {
    */
   @Transactional(Propagation.Mandatory)
   async post(draft: JournalEntryDraft): Promise<string | null> {
+    const posting = this.posting(draft);
+    if (posting === null) return null;
+    await this.writes.write(posting.write);
+    return posting.id;
+  }
+
+  /**
+   * The entry as a write to send with others (`DeferredWrites`): entry and lines. Null when
+   * there is nothing to post (see `post`).
+   */
+  posting(draft: JournalEntryDraft): { id: string; write: DeferredWrite } | null {
     const lines = balancedLines(draft.lines);
     if (lines.length === 0) return null;
     const id = randomUUID();
-    await this.txHost.tx.query(
-      `WITH entry AS (
-         INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at,
-                                      entry_date, line_count)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $11, cardinality($8::text[]))
-         RETURNING id
-       )
-       INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)
-       SELECT entry.id, $2, l.line_no, l.account, l.debit, l.credit
-         FROM entry,
-              unnest($8::text[], $9::bigint[], $10::bigint[]) WITH ORDINALITY
-                AS l(account, debit, credit, line_no)`,
-      [
-        id,
-        draft.companyId,
-        draft.currency,
-        draft.sourceType,
-        draft.sourceId,
-        draft.memo,
-        draft.postedAt,
-        lines.map((line) => line.account),
-        lines.map((line) => line.debit),
-        lines.map((line) => line.credit),
-        draft.entryDate ?? draft.postedAt.toISOString().slice(0, 10),
-      ],
-    );
-    return id;
+    const write: DeferredWrite = {
+      kind: 'journal_entries',
+      ctes: (bind, name) => {
+        const company = bind(draft.companyId);
+        const accounts = bind(lines.map((line) => line.account));
+        return [
+          [
+            'entry',
+            `INSERT INTO journal_entries (id, company_id, currency, source_type, source_id, memo, posted_at,
+                                          entry_date, line_count)
+             VALUES (${bind(id)}, ${company}, ${bind(draft.currency)}, ${bind(draft.sourceType)},
+                     ${bind(draft.sourceId)}, ${bind(draft.memo)}, ${bind(draft.postedAt)},
+                     ${bind(draft.entryDate ?? draft.postedAt.toISOString().slice(0, 10))},
+                     cardinality(${accounts}::text[]))
+             RETURNING id`,
+          ],
+          [
+            'lines',
+            `INSERT INTO journal_lines (entry_id, company_id, line_no, account, debit, credit)
+             SELECT entry.id, ${company}, l.line_no, l.account, l.debit, l.credit
+               FROM ${name('entry')} entry,
+                    unnest(${accounts}::text[], ${bind(lines.map((line) => line.debit))}::bigint[],
+                           ${bind(lines.map((line) => line.credit))}::bigint[]) WITH ORDINALITY
+                      AS l(account, debit, credit, line_no)`,
+          ],
+        ];
+      },
+    };
+    return { id, write };
   }
 
   /** Entries in posting order, after the entry `startingAfter` (an entry id of this company). */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
+  type DeferredWrite,
+  DeferredWrites,
   Propagation,
   Transactional,
   TransactionHost,
@@ -42,27 +44,45 @@ export interface EventListFilter {
 }
 
 /**
- * Inserts event $1 of company $2 at the company's next position and fans it out, in one
- * statement: `fan_out_event` (OutboxDeliveries1765600000000) inserts a pending webhook delivery
- * per enabled endpoint of the company subscribed to the type, and notifies the worker's
- * dispatcher only when it inserted one. The event and its deliveries commit together; a company
- * without endpoints pays one index probe, and nothing is queued.
+ * Inserts the event at the company's next position and fans it out, in one statement:
+ * `fan_out_event` (OutboxDeliveries1765600000000) inserts a pending webhook delivery per enabled
+ * endpoint of the company subscribed to the type, and notifies the worker's dispatcher only when
+ * it inserted one. The event and its deliveries commit together; a company without endpoints pays
+ * one index probe, and nothing is queued.
  */
-const APPEND_EVENT_SQL = `WITH next AS (
-     INSERT INTO event_sequences AS s (company_id, last_position) VALUES ($2, 1)
-     ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1
-     RETURNING last_position
-   ), event AS (
-     INSERT INTO events (id, company_id, position, type, data, created_at)
-     SELECT $1, $2, next.last_position, $3, $4, $5 FROM next
-     RETURNING id, company_id, type
-   )
-   SELECT fan_out_event(event.company_id, event.id, event.type) AS deliveries FROM event`;
+function appendEventWrite(id: string, companyId: string, type: EventType, data: string, occurredAt: string): DeferredWrite {
+  return {
+    kind: 'events',
+    ctes: (bind, name) => {
+      const company = bind(companyId);
+      return [
+        [
+          'next',
+          `INSERT INTO event_sequences AS s (company_id, last_position) VALUES (${company}, 1)
+           ON CONFLICT (company_id) DO UPDATE SET last_position = s.last_position + 1
+           RETURNING last_position`,
+        ],
+        [
+          'event',
+          `INSERT INTO events (id, company_id, position, type, data, created_at)
+           SELECT ${bind(id)}, ${company}, next.last_position, ${bind(type)}, ${bind(data)}, ${bind(occurredAt)}
+             FROM ${name('next')} next
+           RETURNING id, company_id, type`,
+        ],
+        ['fan_out', `SELECT fan_out_event(event.company_id, event.id, event.type) FROM ${name('event')} event`],
+      ];
+    },
+    reads: ['fan_out'],
+  };
+}
 
 /** The outbox. Every method takes the company id first. */
 @Injectable()
 export class EventsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(
+    private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>,
+    private readonly writes: DeferredWrites,
+  ) {}
 
   /**
    * Records that a document was created and creates its webhook deliveries, in the caller's
@@ -85,15 +105,20 @@ export class EventsRepository {
     /** When it happened, if not when `object` was created (a payment's outcome). */
     occurredAt: string = object.createdAt,
   ): Promise<string> {
+    const event = this.appending(companyId, type, object, occurredAt);
+    await this.writes.write(event.write);
+    return event.id;
+  }
+
+  /** `append` as a write to send with others (`DeferredWrites`), as a use case's last write. */
+  appending(
+    companyId: string,
+    type: EventType,
+    object: { createdAt: string },
+    occurredAt: string = object.createdAt,
+  ): { id: string; write: DeferredWrite } {
     const id = randomUUID();
-    await this.txHost.tx.query(APPEND_EVENT_SQL, [
-      id,
-      companyId,
-      type,
-      JSON.stringify({ object }),
-      occurredAt,
-    ]);
-    return id;
+    return { id, write: appendEventWrite(id, companyId, type, JSON.stringify({ object }), occurredAt) };
   }
 
   /**

@@ -1,0 +1,101 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import type { BindParameter } from './keyset-page';
+
+/**
+ * One write whose answer nobody reads (a journal entry, an event, an idempotency record), as the
+ * common table expressions of one statement, so that several of them can travel as one statement.
+ */
+export interface DeferredWrite {
+  /**
+   * What it writes: at most one write of a kind waits in a batch (two upserts of one counter row
+   * in one statement would not see each other), so a second one sends the batch first.
+   */
+  kind: string;
+  /**
+   * The CTEs, in order, as `[local name, SQL]`. `bind` adds a parameter and answers its
+   * placeholder; `name` gives a CTE its name in the combined statement (use it for every
+   * reference to a CTE of this write). Data-modifying CTEs always run.
+   */
+  ctes(bind: BindParameter, name: (local: string) => string): Array<[local: string, sql: string]>;
+  /** CTEs that are plain SELECTs run for their effect (a function call): they run only when read. */
+  reads?: string[];
+  /** The error its caller should see for a failure of this write (e.g. a named unique violation). */
+  errorOf?(error: unknown): Error | undefined;
+}
+
+/** The writes waiting in each open batch, by the transaction's entity manager. */
+const batches = new WeakMap<object, DeferredWrite[]>();
+
+/**
+ * Round trips for writes nobody reads back. `write` sends its writes as one statement, now — or,
+ * inside `withBatch`, with every other deferred write of the transaction in one statement when
+ * the batch's work has returned, before COMMIT. Each write in a statement is a round trip saved;
+ * from a document's number to COMMIT (the counter row's lock) that is the single-series
+ * throughput. Only for writes that are their use case's last ones: nothing in the transaction may
+ * read them before the batch is sent.
+ */
+@Injectable()
+export class DeferredWrites {
+  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+
+  /** Sends `writes` as one statement, or adds them to the transaction's open batch. */
+  async write(...writes: DeferredWrite[]): Promise<void> {
+    const batch = this.txHost.isTransactionActive() ? batches.get(this.txHost.tx) : undefined;
+    if (batch === undefined) return this.send(writes);
+    for (const write of writes) {
+      if (batch.some((waiting) => waiting.kind === write.kind)) await this.send(batch.splice(0));
+      batch.push(write);
+    }
+  }
+
+  /**
+   * Runs `work` in the current transaction with a batch open, then sends what it deferred; the
+   * caller commits after this resolves.
+   * @throws Error when no transaction is active, or one already has a batch open
+   */
+  async withBatch<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.txHost.isTransactionActive()) throw new Error('a batch of writes needs a transaction');
+    const tx = this.txHost.tx;
+    if (batches.has(tx)) throw new Error('this transaction already has a batch of writes open');
+    const batch: DeferredWrite[] = [];
+    batches.set(tx, batch);
+    try {
+      const result = await work();
+      await this.send(batch.splice(0));
+      return result;
+    } finally {
+      batches.delete(tx);
+    }
+  }
+
+  private async send(writes: DeferredWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    const { text, values } = combinedStatement(writes);
+    try {
+      await this.txHost.tx.query(text, values);
+    } catch (error) {
+      for (const write of writes) {
+        const known = write.errorOf?.(error);
+        if (known) throw known;
+      }
+      throw error;
+    }
+  }
+}
+
+/** `WITH <every write's CTEs> SELECT <the reads>`: one statement, one round trip. */
+export function combinedStatement(writes: DeferredWrite[]): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const bind: BindParameter = (value) => `$${values.push(value)}`;
+  const ctes: string[] = [];
+  const reads: string[] = [];
+  writes.forEach((write, index) => {
+    const name = (local: string): string => `w${index}_${local}`;
+    for (const [local, sql] of write.ctes(bind, name)) ctes.push(`${name(local)} AS (${sql})`);
+    for (const local of write.reads ?? []) reads.push(`(SELECT count(*) FROM ${name(local)})`);
+  });
+  const read = reads.length === 0 ? '0' : reads.join(' + ');
+  return { text: `WITH ${ctes.join(',\n')}\nSELECT ${read} AS reads`, values };
+}
