@@ -19,6 +19,7 @@ import { Metadata1766200000000 } from './1766200000000-metadata';
 import { ProviderEvents1766300000000 } from './1766300000000-provider-events';
 import { IsafSettingsFixedAssets1766700000000 } from './1766700000000-isaf-settings-fixed-assets';
 import { PaymentRefundsNoTruncate1767100000000 } from './1767100000000-payment-refunds-no-truncate';
+import { CompanySellerFunction1767200000000 } from './1767200000000-company-seller-function';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -42,4 +43,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   ProviderEvents1766300000000,
   IsafSettingsFixedAssets1766700000000,
   PaymentRefundsNoTruncate1767100000000,
+  CompanySellerFunction1767200000000,
 ];

@@ -38,9 +38,10 @@ export class DocumentRecorder {
 
   /**
    * Records a built document in the caller's transaction, in this order: `insert` (the
-   * document's own statements: its rows, and running totals it changes), then its journal entry
-   * (source type = `object`, posted at `createdAt`, dated `posting.entryDate`) and its
-   * `<object>.created` event in one statement — or in the caller's batch (`DeferredWrites`).
+   * document's own statements: its rows, and running totals it changes; it answers the document
+   * as stored, e.g. with the seller snapshot its INSERT took), then its journal entry (source
+   * type = `object`, posted at `createdAt`, dated `posting.entryDate`) and its `<object>.created`
+   * event in one statement — or in the caller's batch (`DeferredWrites`).
    * Mandatory transaction: the document, its entry and its event commit together or not at all.
    * @returns the document, as the event carries it
    * @throws whatever `insert` throws (e.g. a business conflict it found); nothing is posted then
@@ -48,11 +49,10 @@ export class DocumentRecorder {
   @Transactional(Propagation.Mandatory)
   async record<D extends RecordedDocument>(
     companyId: string,
-    document: D,
-    insert: () => Promise<unknown>,
+    insert: () => Promise<D>,
     posting: DocumentPosting,
   ): Promise<D> {
-    await insert();
+    const document = await insert();
     const entry = this.journal.posting({
       companyId,
       currency: document.currency,

@@ -7,7 +7,7 @@ import {
   type TypeOrmTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { Company } from './company';
-import { type CompanyProfile, companyProfileOf } from './company-profile/company-profile';
+import { type CompanyProfile, storedProfileOf } from './company-profile/company-profile';
 
 export interface CompanyListItem extends Company {
   createdAt: string;
@@ -23,39 +23,6 @@ interface CompanyRow {
 
 function toCompany(row: CompanyRow): Company {
   return { id: row.id, name: row.name, countryCode: row.country_code, currency: row.currency };
-}
-
-interface ProfileRow {
-  legal_name: string;
-  vat_id: string | null;
-  registration_number: string | null;
-  street: string | null;
-  city: string | null;
-  postal_code: string | null;
-  address_country_code: string;
-  iban: string | null;
-  email: string | null;
-  peppol_id: string | null;
-}
-
-function toProfile(row: ProfileRow): CompanyProfile {
-  return companyProfileOf(
-    {
-      legalName: row.legal_name,
-      vatId: row.vat_id,
-      registrationNumber: row.registration_number,
-      address: {
-        street: row.street,
-        city: row.city,
-        postalCode: row.postal_code,
-        countryCode: row.address_country_code,
-      },
-      iban: row.iban,
-      email: row.email,
-      peppolId: row.peppol_id,
-    },
-    row.address_country_code,
-  );
 }
 
 /** The profile's columns in the order of `profileParameters`. */
@@ -108,14 +75,14 @@ export class CompaniesRepository {
    * @returns null when there is no such company
    */
   async findProfile(companyId: string): Promise<CompanyProfile | null> {
-    const rows = await this.txHost.tx.query<ProfileRow[]>(
-      `SELECT coalesce(legal_name, name) AS legal_name, vat_id, registration_number, street, city,
-              postal_code, coalesce(address_country_code, country_code) AS address_country_code,
-              iban, email, peppol_id
-         FROM companies WHERE id = $1`,
+    // company_seller() (migration 1767200000000) also gives documents their seller snapshot
+    // inside their INSERT: one definition of the profile's defaults.
+    const rows = await this.txHost.tx.query<Array<{ seller: CompanyProfile | null }>>(
+      `SELECT company_seller($1) AS seller`,
       [companyId],
     );
-    return rows[0] ? toProfile(rows[0]) : null;
+    const seller = rows[0]?.seller;
+    return seller ? storedProfileOf(seller) : null;
   }
 
   /** Replaces the whole profile (every member: absent ones become null). */

@@ -9,7 +9,7 @@ export type { Company } from './company';
 export { CreateCompanyHandler } from './create-company/create-company.handler';
 export type { CreatedCompany, NewCompany } from './create-company/create-company.handler';
 export { CreateCompanyDto, CreatedCompanyView } from './create-company/create-company.dto';
-export { companyProfileOf } from './company-profile/company-profile';
+export { companyProfileOf, sellerSnapshotSql, storedProfileOf } from './company-profile/company-profile';
 export type { CompanyAddress, CompanyProfile, CompanyProfileInput } from './company-profile/company-profile';
 export { CompanyAddressDto, CompanyProfileDto } from './company-profile/company-profile.dto';
 export { CompanyAddressView, CompanyProfileView, SellerView } from './company-profile/company-profile.view';

@@ -20,7 +20,12 @@ import {
   storedAmountsOf,
   totalsParameters,
 } from '@ledgerkey/documents';
-import { type CompanyProfile, companyProfileOf } from '@ledgerkey/tenancy';
+import {
+  type CompanyProfile,
+  companyProfileOf,
+  sellerSnapshotSql,
+  storedProfileOf,
+} from '@ledgerkey/tenancy';
 import type { InvoiceView } from './invoice.view';
 import {
   creditStatusSql,
@@ -125,26 +130,29 @@ export class InvoicesRepository {
   }
 
   /**
-   * Inserts an issued invoice and its lines in one statement.
+   * Inserts an issued invoice and its lines in one statement; the seller is the company's profile
+   * as this statement sees it (`company_seller`), snapshotted for ever.
    * `ON CONFLICT ... DO NOTHING` on the order index: a concurrent invoice for the same order
    * makes this insert wait for it and then insert nothing, instead of aborting the
    * transaction, so the caller can still look up the winner.
-   * @returns false when the order already has an invoice (nothing was inserted)
+   * @returns the seller snapshot stored with it; null when the order already has an invoice
+   *   (nothing was inserted)
    */
   @Transactional(Propagation.Mandatory)
-  async insert(companyId: string, invoice: InvoiceView): Promise<boolean> {
-    const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
+  async insert(companyId: string, invoice: Omit<InvoiceView, 'seller'>): Promise<CompanyProfile | null> {
+    const rows = await this.txHost.tx.query<Array<{ seller: CompanyProfile }>>(
       `WITH invoice AS (
          INSERT INTO invoices (id, company_id, series, sequence, number, status, order_id, currency,
                                issue_date, due_date, customer, notes, vat_breakdown, net_total,
                                vat_total, gross_total, created_at, seller, metadata)
-         VALUES ($1, $2, $3, $4, $5, 'issued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+         VALUES ($1, $2, $3, $4, $5, 'issued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                 ${sellerSnapshotSql('$2')}, $17)
          ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
-         RETURNING id
+         RETURNING id, seller
        ), lines AS (
-         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 19)}
+         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 18)}
        )
-       SELECT count(*)::int AS inserted FROM invoice`,
+       SELECT seller FROM invoice`,
       [
         invoice.id,
         companyId,
@@ -159,12 +167,11 @@ export class InvoicesRepository {
         invoice.notes,
         ...totalsParameters(invoice),
         invoice.createdAt,
-        JSON.stringify(invoice.seller),
         JSON.stringify(invoice.metadata),
         ...lineParameters(invoice.lines),
       ],
     );
-    return rows[0].inserted === 1;
+    return rows[0] ? storedProfileOf(rows[0].seller) : null;
   }
 
   /**

@@ -61,8 +61,9 @@ export class IssueCreditNoteHandler {
       await this.creditNotes.insert(companyId, note);
       // Under the invoice's row lock taken above.
       await this.invoices.addToRunningTotals(companyId, invoice.id, { credited: note.grossTotal });
+      return note;
     };
-    return this.recorder.record(companyId, note, insert, {
+    return this.recorder.record(companyId, insert, {
       memo: `Credit note ${note.number} for invoice ${invoice.number}`,
       lines: creditNotePosting(note),
     });

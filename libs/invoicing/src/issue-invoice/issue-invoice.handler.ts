@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { metadataOf, Transactional } from '@ledgerkey/database';
 import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
 import { salesInvoicePosting } from '@ledgerkey/ledger';
-import { CompanyProfileQueries } from '@ledgerkey/tenancy';
+import type { CompanyProfile } from '@ledgerkey/tenancy';
 import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { invoiceStatusOf } from '../invoices/invoice-status';
@@ -18,7 +18,6 @@ export class IssueInvoiceHandler {
     private readonly invoices: InvoicesRepository,
     private readonly sequences: DocumentSequenceRepository,
     private readonly recorder: DocumentRecorder,
-    private readonly profiles: CompanyProfileQueries,
   ) {}
 
   /**
@@ -39,10 +38,8 @@ export class IssueInvoiceHandler {
 
     // Everything above is computed before the number is taken: from here to COMMIT this
     // transaction holds the (company, invoice, series) counter row lock.
-    // The seller as the profile stands now, in this transaction: the invoice keeps it for ever.
-    const seller = await this.profiles.sellerOf(company.id);
     const sequence = await this.sequences.next(company.id, 'invoice', command.series);
-    const invoice: InvoiceView = {
+    const draft: Omit<InvoiceView, 'seller'> = {
       id: randomUUID(),
       object: 'invoice',
       number: formatDocumentNumber(command.series, sequence),
@@ -53,7 +50,6 @@ export class IssueInvoiceHandler {
       currency: command.currency,
       issueDate,
       dueDate: command.dueDate,
-      seller,
       customer: command.customer,
       ...amounts,
       creditedTotal: 0,
@@ -63,17 +59,22 @@ export class IssueInvoiceHandler {
       metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
-    return this.recorder.record(company.id, invoice, () => this.insert(company.id, invoice), {
-      memo: `Invoice ${invoice.number}`,
-      entryDate: invoice.issueDate,
-      lines: salesInvoicePosting(invoice),
+    return this.recorder.record(company.id, () => this.insert(company.id, draft), {
+      memo: `Invoice ${draft.number}`,
+      entryDate: draft.issueDate,
+      lines: salesInvoicePosting(draft),
     });
   }
 
-  /** @throws OrderAlreadyInvoicedError when a concurrent invoice took the order first */
-  private async insert(companyId: string, invoice: InvoiceView): Promise<void> {
-    if (await this.invoices.insert(companyId, invoice)) return;
-    await this.assertOrderNotInvoiced(companyId, invoice.orderId as string);
+  /**
+   * The invoice as stored: its seller is the profile as the INSERT saw it, in this transaction,
+   * kept for ever.
+   * @throws OrderAlreadyInvoicedError when a concurrent invoice took the order first
+   */
+  private async insert(companyId: string, draft: Omit<InvoiceView, 'seller'>): Promise<InvoiceView> {
+    const seller = await this.invoices.insert(companyId, draft);
+    if (seller !== null) return withSeller(draft, seller);
+    await this.assertOrderNotInvoiced(companyId, draft.orderId as string);
     throw new Error('invoice insert reported a conflict but no invoice holds the order');
   }
 
@@ -81,4 +82,24 @@ export class IssueInvoiceHandler {
     const existingInvoiceId = await this.invoices.findIdByOrder(companyId, orderId);
     if (existingInvoiceId !== null) throw new OrderAlreadyInvoicedError(orderId, existingInvoiceId);
   }
+}
+
+/** The view with its seller in the place the API shows it (after the due date). */
+function withSeller(draft: Omit<InvoiceView, 'seller'>, seller: CompanyProfile): InvoiceView {
+  const { id, object, number, series, sequence, status, orderId, currency, issueDate, dueDate, ...rest } =
+    draft;
+  return {
+    id,
+    object,
+    number,
+    series,
+    sequence,
+    status,
+    orderId,
+    currency,
+    issueDate,
+    dueDate,
+    seller,
+    ...rest,
+  };
 }

@@ -141,7 +141,7 @@ export class RecordSettlementHandler {
       metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
-    return this.recorder.record(companyId, settlement, () => this.insert(companyId, settlement), {
+    return this.recorder.record(companyId, () => this.insert(companyId, settlement), {
       memo: `Settlement of payout ${settlement.payoutId}`,
       // The payout's date (UTC) is the settlement's document date.
       entryDate: new Date(settlement.paidAt).toISOString().slice(0, 10),
@@ -150,17 +150,18 @@ export class RecordSettlementHandler {
   }
 
   /** @throws PayoutAlreadySettledError when a concurrent settlement took the payout first */
-  private async insert(companyId: string, settlement: SettlementView): Promise<void> {
+  private async insert(companyId: string, settlement: SettlementView): Promise<SettlementView> {
     if (!(await this.settlements.insert(companyId, settlement))) {
       await this.assertPayoutNotSettled(companyId, settlement.payoutId);
       throw new Error('settlement insert reported a conflict but no settlement holds the payout');
     }
     // An imported payout pays out payments that already raised the paid totals.
-    if (settlement.source === 'provider') return;
+    if (settlement.source === 'provider') return settlement;
     // Under the locks taken in book; ck_invoices_paid (paid ≤ gross) backs the check up in the schema.
     for (const allocation of settlement.allocations) {
       await this.invoices.addToRunningTotals(companyId, allocation.invoiceId, { paid: allocation.amount });
     }
+    return settlement;
   }
 
   private async assertPayoutNotSettled(companyId: string, payoutId: string): Promise<void> {

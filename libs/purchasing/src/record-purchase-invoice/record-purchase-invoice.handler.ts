@@ -57,8 +57,11 @@ export class RecordPurchaseInvoiceHandler {
       metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
-    const insert = () => this.purchaseInvoices.insert(company.id, document, invoice);
-    return this.recorder.record(company.id, invoice, insert, {
+    const insert = async () => {
+      await this.purchaseInvoices.insert(company.id, document, invoice);
+      return invoice;
+    };
+    return this.recorder.record(company.id, insert, {
       memo: `Purchase invoice ${invoice.documentNumber} from ${invoice.supplier.name}`,
       entryDate: invoice.issueDate,
       lines: purchaseInvoicePosting(invoice),

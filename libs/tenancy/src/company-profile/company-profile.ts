@@ -51,3 +51,16 @@ export function companyProfileOf(input: CompanyProfileInput, companyCountryCode:
     peppolId: input.peppolId ?? null,
   };
 }
+
+/**
+ * A seller snapshot as PostgreSQL gives it (`company_seller()`, or a document's `seller` column),
+ * in the API's member order: jsonb does not keep key order.
+ */
+export function storedProfileOf(stored: CompanyProfile): CompanyProfile {
+  return companyProfileOf(stored, stored.address.countryCode);
+}
+
+/** The SQL expression of a company's seller snapshot, for a document's INSERT (`company_seller`). */
+export function sellerSnapshotSql(companyPlaceholder: string): string {
+  return `company_seller(${companyPlaceholder})`;
+}
