@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { DocumentsModule } from '@ledgerkey/documents';
-import { CompanyProfilesModule } from '@ledgerkey/tenancy';
 import { CreditNoteQueries } from './credit-notes/credit-note-queries';
 import { CreditNotesRepository } from './credit-notes/credit-notes.repository';
 import { InvoiceBalances } from './invoices/invoice-balances';
@@ -14,7 +13,7 @@ import { SettlementQueries } from './settlements/settlement-queries';
 import { SettlementsRepository } from './settlements/settlements.repository';
 
 @Module({
-  imports: [DocumentsModule, CompanyProfilesModule],
+  imports: [DocumentsModule],
   providers: [
     InvoicesRepository,
     InvoiceBalances,

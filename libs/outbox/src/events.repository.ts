@@ -50,7 +50,13 @@ export interface EventListFilter {
  * it inserted one. The event and its deliveries commit together; a company without endpoints pays
  * one index probe, and nothing is queued.
  */
-function appendEventWrite(id: string, companyId: string, type: EventType, data: string, occurredAt: string): DeferredWrite {
+function appendEventWrite(
+  id: string,
+  companyId: string,
+  type: EventType,
+  data: string,
+  occurredAt: string,
+): DeferredWrite {
   return {
     kind: 'events',
     ctes: (bind, name) => {
@@ -69,7 +75,10 @@ function appendEventWrite(id: string, companyId: string, type: EventType, data: 
              FROM ${name('next')} next
            RETURNING id, company_id, type`,
         ],
-        ['fan_out', `SELECT fan_out_event(event.company_id, event.id, event.type) FROM ${name('event')} event`],
+        [
+          'fan_out',
+          `SELECT fan_out_event(event.company_id, event.id, event.type) FROM ${name('event')} event`,
+        ],
       ];
     },
     reads: ['fan_out'],

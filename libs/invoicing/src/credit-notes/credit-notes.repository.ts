@@ -18,7 +18,12 @@ import {
   storedAmountsOf,
   totalsParameters,
 } from '@ledgerkey/documents';
-import { type CompanyProfile, companyProfileOf } from '@ledgerkey/tenancy';
+import {
+  type CompanyProfile,
+  companyProfileOf,
+  sellerSnapshotSql,
+  storedProfileOf,
+} from '@ledgerkey/tenancy';
 import type { CreditedAtRate } from '../issue-credit-note/credit-limits';
 import type { CreditNoteView } from './credit-note.view';
 
@@ -117,18 +122,24 @@ export class CreditNotesRepository {
     return new Map(rows.map((row) => [row.vat_rate, { net: Number(row.net), vat: Number(row.vat) }]));
   }
 
-  /** Inserts an issued credit note and its lines in one statement. */
+  /**
+   * Inserts an issued credit note and its lines in one statement; the seller is the company's
+   * profile as this statement sees it (`company_seller`), snapshotted for ever.
+   * @returns the seller snapshot stored with it
+   */
   @Transactional(Propagation.Mandatory)
-  async insert(companyId: string, note: CreditNoteView): Promise<void> {
-    await this.txHost.tx.query(
+  async insert(companyId: string, note: Omit<CreditNoteView, 'seller'>): Promise<CompanyProfile> {
+    const [row] = await this.txHost.tx.query<Array<{ seller: CompanyProfile }>>(
       `WITH note AS (
          INSERT INTO credit_notes (id, company_id, invoice_id, series, sequence, number, reason, memo,
                                    currency, vat_breakdown, net_total, vat_total, gross_total, created_at,
                                    seller, metadata)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-         RETURNING id
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${sellerSnapshotSql('$2')}, $15)
+         RETURNING id, seller
+       ), lines AS (
+         ${insertLinesSql('credit_note_lines', 'credit_note_id', 'note', 16)}
        )
-       ${insertLinesSql('credit_note_lines', 'credit_note_id', 'note', 17)}`,
+       SELECT seller FROM note`,
       [
         note.id,
         companyId,
@@ -141,10 +152,10 @@ export class CreditNotesRepository {
         note.currency,
         ...totalsParameters(note),
         note.createdAt,
-        JSON.stringify(note.seller),
         JSON.stringify(note.metadata),
         ...lineParameters(note.lines),
       ],
     );
+    return storedProfileOf(row.seller);
   }
 }

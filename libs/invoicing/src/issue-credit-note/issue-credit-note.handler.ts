@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { metadataOf, Transactional } from '@ledgerkey/database';
-import { DocumentRecorder } from '@ledgerkey/documents';
+import { DocumentRecorder, withMemberAfter } from '@ledgerkey/documents';
 import { creditNotePosting } from '@ledgerkey/ledger';
-import { CompanyProfileQueries } from '@ledgerkey/tenancy';
 import type { CreditNoteView } from '../credit-notes/credit-note.view';
 import { CreditNotesRepository } from '../credit-notes/credit-notes.repository';
 import { InvoiceNotFoundError } from '../invoicing.errors';
@@ -20,7 +19,6 @@ export class IssueCreditNoteHandler {
     private readonly creditNotes: CreditNotesRepository,
     private readonly sequences: DocumentSequenceRepository,
     private readonly recorder: DocumentRecorder,
-    private readonly profiles: CompanyProfileQueries,
   ) {}
 
   /**
@@ -38,10 +36,8 @@ export class IssueCreditNoteHandler {
     const credited = await this.creditNotes.creditedByRate(companyId, invoice.id);
     const credit = computeCredit(invoice, credited, dto.lines ?? null);
 
-    // The seller as the profile stands now (not as the invoice shows it): the note keeps it for ever.
-    const seller = await this.profiles.sellerOf(companyId);
     const sequence = await this.sequences.next(companyId, 'credit_note', CREDIT_NOTE_SERIES);
-    const note: CreditNoteView = {
+    const draft: Omit<CreditNoteView, 'seller'> = {
       id: randomUUID(),
       object: 'credit_note',
       number: formatDocumentNumber(CREDIT_NOTE_SERIES, sequence),
@@ -52,20 +48,20 @@ export class IssueCreditNoteHandler {
       reason: dto.reason,
       memo: dto.memo ?? null,
       currency: invoice.currency,
-      seller,
       ...credit,
       metadata: metadataOf(dto.metadata),
       createdAt: now.toISOString(),
     };
-    const insert = async () => {
-      await this.creditNotes.insert(companyId, note);
+    const insert = async (): Promise<CreditNoteView> => {
+      // The seller as the profile stands now (not as the invoice shows it): the note keeps it for ever.
+      const seller = await this.creditNotes.insert(companyId, draft);
       // Under the invoice's row lock taken above.
-      await this.invoices.addToRunningTotals(companyId, invoice.id, { credited: note.grossTotal });
-      return note;
+      await this.invoices.addToRunningTotals(companyId, invoice.id, { credited: draft.grossTotal });
+      return withMemberAfter(draft, 'currency', 'seller', seller);
     };
     return this.recorder.record(companyId, insert, {
-      memo: `Credit note ${note.number} for invoice ${invoice.number}`,
-      lines: creditNotePosting(note),
+      memo: `Credit note ${draft.number} for invoice ${invoice.number}`,
+      lines: creditNotePosting(draft),
     });
   }
 }

@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { metadataOf, Transactional } from '@ledgerkey/database';
-import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
+import {
+  DocumentRecorder,
+  DueDateBeforeIssueDateError,
+  priceLines,
+  todayUtc,
+  withMemberAfter,
+} from '@ledgerkey/documents';
 import { salesInvoicePosting } from '@ledgerkey/ledger';
-import type { CompanyProfile } from '@ledgerkey/tenancy';
 import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { invoiceStatusOf } from '../invoices/invoice-status';
@@ -73,7 +78,7 @@ export class IssueInvoiceHandler {
    */
   private async insert(companyId: string, draft: Omit<InvoiceView, 'seller'>): Promise<InvoiceView> {
     const seller = await this.invoices.insert(companyId, draft);
-    if (seller !== null) return withSeller(draft, seller);
+    if (seller !== null) return withMemberAfter(draft, 'dueDate', 'seller', seller);
     await this.assertOrderNotInvoiced(companyId, draft.orderId as string);
     throw new Error('invoice insert reported a conflict but no invoice holds the order');
   }
@@ -82,24 +87,4 @@ export class IssueInvoiceHandler {
     const existingInvoiceId = await this.invoices.findIdByOrder(companyId, orderId);
     if (existingInvoiceId !== null) throw new OrderAlreadyInvoicedError(orderId, existingInvoiceId);
   }
-}
-
-/** The view with its seller in the place the API shows it (after the due date). */
-function withSeller(draft: Omit<InvoiceView, 'seller'>, seller: CompanyProfile): InvoiceView {
-  const { id, object, number, series, sequence, status, orderId, currency, issueDate, dueDate, ...rest } =
-    draft;
-  return {
-    id,
-    object,
-    number,
-    series,
-    sequence,
-    status,
-    orderId,
-    currency,
-    issueDate,
-    dueDate,
-    seller,
-    ...rest,
-  };
 }
