@@ -28,6 +28,7 @@ import {
 } from './idempotency-ports';
 import type { FinishedRecord, IdempotencyKeyRef, Lease, RecordedResponse } from './idempotency-record';
 import { decide, type KeyDecision } from './idempotency-state-machine';
+import { inStoredHeaderOrder, type ReplayCache } from './replay-cache';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -68,7 +69,7 @@ export interface ExternalCall<TState, TOutcome, TResult> extends Omit<Idempotent
 
 /** A keyed request known by its exact bytes, before validation. */
 export interface KnownRequest {
-  operation: Pick<IdempotentOperation, 'operation'>;
+  operation: Pick<IdempotentOperation, 'operation' | 'sensitiveResponse'>;
   tenantId: string;
   key: string;
   /** SHA-256 of the request's exact bytes. */
@@ -145,6 +146,11 @@ export interface IdempotencyProtocolOptions {
   /** Default: `IDENTITY_SEALER` (stores bodies as they are). */
   sealer?: ResponseSealer;
   observer?: IdempotencyObserver;
+  /**
+   * Replays kept in the process (`findReplay` answers from it before reading the database).
+   * Default: none, every replay reads the database.
+   */
+  replayCache?: ReplayCache;
 }
 
 /**
@@ -179,10 +185,21 @@ export class IdempotencyProtocol extends IdempotentExecutor {
 
   async findReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
     const ref = refOf(request);
-    const record = await this.options.records.findFinished(ref, this.clock.now());
+    const now = this.clock.now();
+    const kept = this.options.replayCache?.find(ref, request.requestDigest, now);
+    if (kept) {
+      this.observer.observe(ref.operation, 'replayed');
+      return { ...kept, outcome: 'replayed' };
+    }
+    const record = await this.options.records.findFinished(ref, now);
     if (record?.requestDigest?.equals(request.requestDigest) !== true) return null;
     this.observer.observe(ref.operation, 'replayed');
-    return this.replay(record);
+    const answer = this.replay(record);
+    // Read from the database: committed, and unchanged until it expires.
+    if (request.operation.sensitiveResponse !== true && !record.response.sealed) {
+      this.options.replayCache?.remember(ref, record.requestDigest, answer, record.expiresAt);
+    }
+    return answer;
   }
 
   async execute<TResult>(call: IdempotentCall<TResult>): Promise<IdempotentAnswer> {
@@ -206,8 +223,9 @@ export class IdempotencyProtocol extends IdempotentExecutor {
       this.observeRefusal(ref.operation, error);
       throw error;
     }
-    // After the commit: an outcome that wrote is only reported once it is durable.
+    // After the commit: an outcome that wrote is only reported (and kept) once it is durable.
     this.observer.observe(ref.operation, answer.outcome);
+    this.keepFinished(ref, call, answer);
     return answer;
   }
 
@@ -239,6 +257,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
       throw error;
     }
     this.observer.observe(ref.operation, answer.outcome);
+    this.keepFinished(ref, call, answer);
     return answer;
   }
 
@@ -395,6 +414,35 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     } catch {
       // The lease expires on its own; nothing else depends on this write.
     }
+  }
+
+  /**
+   * Keeps the replay of a key this call just finished — called once its transaction committed.
+   * Only outcomes this call stored itself, so the record's request digest is the call's: a first
+   * execution or a stored rejection (not a replay, a resumed operation or a pending one), and
+   * never a sealed answer. Its expiry is `Idempotency-Key-Expires` (the stored one, rounded down
+   * to the second: the database answers that last second).
+   */
+  private keepFinished(
+    ref: IdempotencyKeyRef,
+    call: Pick<KnownRequest, 'operation'> & { requestDigest?: Buffer },
+    answer: IdempotentAnswer,
+  ): void {
+    const cache = this.options.replayCache;
+    if (cache === undefined || call.requestDigest === undefined) return;
+    if (call.operation.sensitiveResponse === true) return;
+    if (answer.outcome !== 'executed' && answer.outcome !== 'business_rejection') return;
+    const { [EXPIRES_HEADER]: expires, ...stored } = answer.headers;
+    cache.remember(
+      ref,
+      call.requestDigest,
+      answerOf(
+        { status: answer.status, headers: inStoredHeaderOrder(stored), body: answer.body },
+        new Date(expires),
+        'replayed',
+      ),
+      new Date(expires),
+    );
   }
 
   private observeRefusal(operation: string, error: unknown): void {
@@ -609,16 +657,15 @@ function refOf(request: Omit<KnownRequest, 'requestDigest'>): IdempotencyKeyRef 
   return { tenantId: request.tenantId, operation: request.operation.operation, key: request.key };
 }
 
+const EXPIRES_HEADER = 'Idempotency-Key-Expires';
+
 /** The recorded answer plus what the client needs to know about its key. */
 function answerOf(
   response: RecordedResponse,
   expiresAt: Date,
   outcome: IdempotentAnswer['outcome'],
 ): IdempotentAnswer {
-  const headers: Record<string, string> = {
-    ...response.headers,
-    'Idempotency-Key-Expires': expiresAt.toUTCString(),
-  };
+  const headers: Record<string, string> = { ...response.headers, [EXPIRES_HEADER]: expiresAt.toUTCString() };
   if (outcome === 'replayed') headers['Idempotent-Replayed'] = 'true';
   return { status: response.status, headers, body: response.body, outcome };
 }
