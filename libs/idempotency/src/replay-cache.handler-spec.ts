@@ -116,8 +116,8 @@ function aWritingCall(options: { refuseAtCommit?: boolean } = {}): IdempotentCal
     .withRequestBytes(BYTES)
     .withOperation({ location: (result) => `/v1/things/${result.id}` });
   const { tenantId, key } = call.build();
-  return call.executing(async () => {
-    const id = randomUUID();
+  return call.executing(async (): Promise<{ id: string }> => {
+    const id: string = randomUUID();
     await ctx.txHost.tx.query(
       `INSERT INTO ${EFFECTS} (tenant_id, key, id, refuse_at_commit) VALUES ($1, $2, $3, $4)`,
       [tenantId, key, id, options.refuseAtCommit === true],
