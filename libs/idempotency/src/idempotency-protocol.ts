@@ -93,9 +93,10 @@ export const PENDING_STATUS = 202;
  */
 export abstract class IdempotentExecutor {
   /**
-   * The stored answer when the key finished with a request of exactly these bytes: one indexed
-   * read, before the body is validated or normalized (identical bytes validate and normalize
-   * identically). Null otherwise — then `execute` decides (replay, mismatch, busy, or run).
+   * The stored answer when the key finished with a request of exactly these bytes: from the
+   * replay cache, or one indexed read, before the body is validated or normalized (identical
+   * bytes validate and normalize identically). Null otherwise — then `execute` decides (replay,
+   * mismatch, busy, or run).
    */
   abstract findReplay(request: KnownRequest): Promise<IdempotentAnswer | null>;
 
@@ -432,17 +433,10 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     if (cache === undefined || call.requestDigest === undefined) return;
     if (call.operation.sensitiveResponse === true) return;
     if (answer.outcome !== 'executed' && answer.outcome !== 'business_rejection') return;
-    const { [EXPIRES_HEADER]: expires, ...stored } = answer.headers;
-    cache.remember(
-      ref,
-      call.requestDigest,
-      answerOf(
-        { status: answer.status, headers: inStoredHeaderOrder(stored), body: answer.body },
-        new Date(expires),
-        'replayed',
-      ),
-      new Date(expires),
-    );
+    const { 'Idempotency-Key-Expires': expires, ...stored } = answer.headers;
+    const expiresAt = new Date(expires);
+    const replay = { status: answer.status, headers: inStoredHeaderOrder(stored), body: answer.body };
+    cache.remember(ref, call.requestDigest, answerOf(replay, expiresAt, 'replayed'), expiresAt);
   }
 
   private observeRefusal(operation: string, error: unknown): void {
@@ -657,15 +651,16 @@ function refOf(request: Omit<KnownRequest, 'requestDigest'>): IdempotencyKeyRef 
   return { tenantId: request.tenantId, operation: request.operation.operation, key: request.key };
 }
 
-const EXPIRES_HEADER = 'Idempotency-Key-Expires';
-
 /** The recorded answer plus what the client needs to know about its key. */
 function answerOf(
   response: RecordedResponse,
   expiresAt: Date,
   outcome: IdempotentAnswer['outcome'],
 ): IdempotentAnswer {
-  const headers: Record<string, string> = { ...response.headers, [EXPIRES_HEADER]: expiresAt.toUTCString() };
+  const headers: Record<string, string> = {
+    ...response.headers,
+    'Idempotency-Key-Expires': expiresAt.toUTCString(),
+  };
   if (outcome === 'replayed') headers['Idempotent-Replayed'] = 'true';
   return { status: response.status, headers, body: response.body, outcome };
 }
