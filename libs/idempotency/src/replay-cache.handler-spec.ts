@@ -6,6 +6,7 @@ import { TestClock } from '../../../test/support/test-clock';
 import { DataSource } from 'typeorm';
 import { autocommitSql, clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
 import { IdempotencyKeyReusedError } from './idempotency.errors';
+import type { ExternalEffect } from './external-effect';
 import type { IdempotencyOutcome } from './idempotency.observer';
 import type { OutcomeClassifier } from './idempotency-ports';
 import { IdempotencyProtocol, type IdempotentAnswer } from './idempotency-protocol';
@@ -224,6 +225,43 @@ describe('a key this process finished', () => {
     expect(replay?.body).toBe(first.body);
     expect(sent(replay)).toEqual(sent(await uncached.findReplay(knownRequestOf(call))));
     expect(replay?.outcome).toBe('replayed');
+    expect(cachedRecords.finishedReads).toBe(1);
+  });
+});
+
+describe('an operation with an effect outside the database', () => {
+  /** Nothing persisted: `perform` answers `outcome` (known) or unknown when it is null. */
+  function anEffect(
+    outcome: string | null,
+  ): ExternalEffect<{ id: string }, string, { id: string; status: string }> {
+    return {
+      leaseSeconds: 30,
+      retryAfterSeconds: 2,
+      prepare: () => Promise.resolve({ id: randomUUID() }),
+      load: () => Promise.reject(new Error('not resumed in these tests')),
+      perform: () =>
+        Promise.resolve(outcome === null ? { known: false, reason: 'timeout' } : { known: true, outcome }),
+      settle: (state, settled) => Promise.resolve({ id: state.id, status: settled }),
+      pending: (state) => ({ id: state.id, status: 'processing' }),
+    };
+  }
+
+  it('its finished answer replays from the cache, identical to the database; a pending 202 is not kept', async () => {
+    const call = anIdempotentCall().withRequestBytes(BYTES).build();
+    const first = await cached.executeExternal({ ...call, effect: anEffect('succeeded') });
+
+    const replay = await cached.findReplay({ ...call, requestDigest: call.requestDigest! });
+
+    expect(first.outcome).toBe('executed');
+    expect(cachedRecords.finishedReads).toBe(0);
+    expect(sent(replay)).toEqual(
+      sent(await uncached.findReplay({ ...call, requestDigest: call.requestDigest! })),
+    );
+
+    const pendingCall = anIdempotentCall().withRequestBytes(BYTES).build();
+    const pending = await cached.executeExternal({ ...pendingCall, effect: anEffect(null) });
+    expect(pending.status).toBe(202);
+    expect(await cached.findReplay({ ...pendingCall, requestDigest: pendingCall.requestDigest! })).toBeNull();
     expect(cachedRecords.finishedReads).toBe(1);
   });
 });
