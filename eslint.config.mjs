@@ -45,6 +45,7 @@ export default tseslint.config(
       'libs/idempotency/src/idempotency.observer.ts',
       'libs/idempotency/src/idempotency-key.ts',
       'libs/idempotency/src/fingerprint.ts',
+      'libs/idempotency/src/replay-cache.ts',
     ],
     rules: {
       'no-restricted-imports': [

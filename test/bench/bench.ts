@@ -22,6 +22,7 @@ import {
   ADMIN_TOKEN,
   type Company,
   type Figures,
+  type KeyedRequest,
   createLoad,
   createsOver,
   figuresFromLatencies,
@@ -128,10 +129,17 @@ async function main(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // ledgerkey
 
-/** Default start (the worker runs in the API process): create, single series, replay, memory. */
+/** Without the replay cache: every replay reads PostgreSQL (`replay-uncached`, `keys-replay`). */
+const REPLAY_CACHE_OFF = { IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' };
+
+/**
+ * Default start (the worker runs in the API process): create, single series, replay (answered
+ * from the replay cache), memory; then the same replays on a second process without the cache.
+ */
 async function ledgerkeyDefaultStart(run: Run, url: string): Promise<void> {
   const { config } = run;
   const api = await startApi(url, {}, run.dir, config);
+  let keys: KeyedRequest[];
   try {
     const { many, single, replay } = await companies(run, api);
     await warmUp(api.baseUrl, many);
@@ -172,14 +180,51 @@ async function ledgerkeyDefaultStart(run: Run, url: string): Promise<void> {
     singleFigures.extra = { jobBacklogAfterLoad: singleBacklog.jobs, jobDrainSeconds: singleBacklog.seconds };
     run.results.push(singleFigures);
 
-    const keys = await replayKeys(api.baseUrl, replay);
+    // Created by this process: their answers are in its replay cache from the first request on.
+    keys = await replayKeys(api.baseUrl, replay);
     run.replayAnswer = await replayAnswer(api.baseUrl, replay, keys[0].key, keys[0].body);
     await drainJobs(url);
     run.results.push(
-      await createLoad('replay', 'replay of a finished key', api.baseUrl, config, replaysOf(keys)),
+      await createLoad(
+        'replay',
+        'replay of a finished key (from the replay cache)',
+        api.baseUrl,
+        config,
+        replaysOf(keys),
+      ),
     );
   } finally {
     await stop(api);
+  }
+
+  const uncached = await startApi(url, REPLAY_CACHE_OFF, run.dir, config);
+  try {
+    const { many } = await companies(run, uncached);
+    await warmUp(uncached.baseUrl, many);
+    await warmUpReplays(uncached.baseUrl, keys);
+    await drainJobs(url);
+    run.results.push(
+      await createLoad(
+        'replay-uncached',
+        'replay of a finished key, IDEMPOTENCY_REPLAY_CACHE_SIZE=0 (one PostgreSQL read)',
+        uncached.baseUrl,
+        config,
+        replaysOf(keys),
+      ),
+    );
+  } finally {
+    await stop(uncached);
+  }
+}
+
+/** One pass over the replay keys, one at a time, before a fresh process is measured. */
+async function warmUpReplays(baseUrl: string, keys: KeyedRequest[]): Promise<void> {
+  for (const { apiKey, key, body } of keys) {
+    const response = await postCreate(baseUrl, { companyId: '', apiKey }, key, body);
+    await response.arrayBuffer();
+    if (response.headers.get('idempotent-replayed') !== 'true') {
+      throw new Error(`replay warm-up: ${response.status} without Idempotent-Replayed`);
+    }
   }
 }
 
@@ -577,28 +622,37 @@ async function bareHttp(run: Run, url: string): Promise<void> {
 async function manyKeys(run: Run): Promise<void> {
   const { config } = run;
   const url = await migratedDatabase(run, 'keys');
-  const api = await startApi(url, {}, run.dir, config);
+  const label = config.storedKeys.toLocaleString('en-US');
+  // Without the replay cache, like `replay-uncached`: the goal is about the stored keys' index.
+  const uncached = await startApi(url, REPLAY_CACHE_OFF, run.dir, config);
+  let many: Company[];
   try {
-    const many = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(api.baseUrl, i)));
-    const replay = await newCompany(api.baseUrl, 901);
+    many = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(uncached.baseUrl, i)));
+    const replay = await newCompany(uncached.baseUrl, 901);
     const seed = await seedKeys(
       url,
       [...many, replay].map((c) => c.companyId),
       config.storedKeys,
     );
-    await warmUp(api.baseUrl, many);
-    const keys = await replayKeys(api.baseUrl, replay);
+    await warmUp(uncached.baseUrl, many);
+    const keys = await replayKeys(uncached.baseUrl, replay);
     await drainJobs(url);
-    const label = config.storedKeys.toLocaleString('en-US');
     const replayFigures = await createLoad(
       'keys-replay',
-      `replay, ${label} keys stored`,
-      api.baseUrl,
+      `replay, ${label} keys stored, IDEMPOTENCY_REPLAY_CACHE_SIZE=0`,
+      uncached.baseUrl,
       config,
       replaysOf(keys),
     );
     replayFigures.extra = seed;
     run.results.push(replayFigures);
+  } finally {
+    await stop(uncached);
+  }
+  // keys-create on a default start, like `create`.
+  const api = await startApi(url, {}, run.dir, config);
+  try {
+    await warmUp(api.baseUrl, many);
     await drainJobs(url);
     run.results.push(
       await createLoad(

@@ -99,6 +99,7 @@ export class AppModule {
           useFactory: (metrics: IdempotencyMetrics, cls: ClsService, secrets: SecretBox) => ({
             ttlSeconds: config.idempotency.ttlSeconds,
             benchmarkBypass: config.idempotency.benchmarkBypass,
+            replayCache: config.idempotency.replayCache,
             observer: metrics,
             // Seals the stored answers of `sensitiveResponse` routes (API keys, signing secrets).
             sealer: replayBodySealer(secrets),

@@ -19,7 +19,11 @@ describe('loadConfig', () => {
       process: { logLevel: 'log', shutdownTimeoutMs: 10_000 },
       database: { url: undefined, dataDir: '.data', statementTimeoutMs: 30_000 },
       secrets: { key: undefined, previousKey: undefined, keyFile: '.data/secrets.key' },
-      idempotency: { ttlSeconds: 86_400, benchmarkBypass: false },
+      idempotency: {
+        ttlSeconds: 86_400,
+        benchmarkBypass: false,
+        replayCache: { maxEntries: 10_000, maxBytes: 16_777_216 },
+      },
       jobs: { concurrency: 5 },
       webhooks: {
         allowPrivateTargets: false,
@@ -173,6 +177,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ WEBHOOK_TIMEOUT_MS: '10000', WEBHOOK_LEASE_SECONDS: '10' })).toThrow(
       /WEBHOOK_LEASE_SECONDS must exceed WEBHOOK_TIMEOUT_MS/,
     );
+  });
+
+  it('reads the replay cache limits: entries from 0 (off), bytes from 1 MiB', () => {
+    expect(
+      loadConfig({ IDEMPOTENCY_REPLAY_CACHE_SIZE: '0', IDEMPOTENCY_REPLAY_CACHE_BYTES: '1048576' })
+        .idempotency.replayCache,
+    ).toEqual({ maxEntries: 0, maxBytes: 1_048_576 });
+    expect(
+      problemsOf({ IDEMPOTENCY_REPLAY_CACHE_SIZE: '-1', IDEMPOTENCY_REPLAY_CACHE_BYTES: '1000' }),
+    ).toEqual([
+      'IDEMPOTENCY_REPLAY_CACHE_SIZE must be an integer from 0 to 1000000 (got "-1")',
+      'IDEMPOTENCY_REPLAY_CACHE_BYTES must be an integer from 1048576 to 4294967296 (got "1000")',
+    ]);
   });
 
   it('treats empty variables as unset', () => {

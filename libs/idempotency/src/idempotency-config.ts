@@ -1,4 +1,7 @@
 import { type Env, EnvReader, type ParsedConfig } from '@ledgerkey/process';
+import type { ReplayCacheLimits } from './replay-cache';
+
+const MIB = 1024 * 1024;
 
 /** The idempotency layer's settings from the environment (the rest comes from the application). */
 export interface IdempotencyConfig {
@@ -6,6 +9,11 @@ export interface IdempotencyConfig {
   ttlSeconds: number;
   /** BENCHMARK_DISABLE_IDEMPOTENCY: benchmark only, runs keyed routes without the layer. */
   benchmarkBypass: boolean;
+  /**
+   * IDEMPOTENCY_REPLAY_CACHE_SIZE (answers; 0: off) and IDEMPOTENCY_REPLAY_CACHE_BYTES: replays
+   * of finished keys kept in each API process.
+   */
+  replayCache: ReplayCacheLimits;
 }
 
 export function parseIdempotencyConfig(env: Env): ParsedConfig<IdempotencyConfig> {
@@ -13,5 +21,9 @@ export function parseIdempotencyConfig(env: Env): ParsedConfig<IdempotencyConfig
   return reader.parsed({
     ttlSeconds: reader.integer('IDEMPOTENCY_KEY_TTL', 86_400, 1, 31 * 86_400),
     benchmarkBypass: reader.boolean('BENCHMARK_DISABLE_IDEMPOTENCY', false),
+    replayCache: {
+      maxEntries: reader.integer('IDEMPOTENCY_REPLAY_CACHE_SIZE', 10_000, 0, 1_000_000),
+      maxBytes: reader.integer('IDEMPOTENCY_REPLAY_CACHE_BYTES', 16 * MIB, MIB, 4096 * MIB),
+    },
   });
 }

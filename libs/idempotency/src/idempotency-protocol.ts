@@ -28,6 +28,7 @@ import {
 } from './idempotency-ports';
 import type { FinishedRecord, IdempotencyKeyRef, Lease, RecordedResponse } from './idempotency-record';
 import { decide, type KeyDecision } from './idempotency-state-machine';
+import { inStoredHeaderOrder, type ReplayCache } from './replay-cache';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -68,7 +69,7 @@ export interface ExternalCall<TState, TOutcome, TResult> extends Omit<Idempotent
 
 /** A keyed request known by its exact bytes, before validation. */
 export interface KnownRequest {
-  operation: Pick<IdempotentOperation, 'operation'>;
+  operation: Pick<IdempotentOperation, 'operation' | 'sensitiveResponse'>;
   tenantId: string;
   key: string;
   /** SHA-256 of the request's exact bytes. */
@@ -92,9 +93,10 @@ export const PENDING_STATUS = 202;
  */
 export abstract class IdempotentExecutor {
   /**
-   * The stored answer when the key finished with a request of exactly these bytes: one indexed
-   * read, before the body is validated or normalized (identical bytes validate and normalize
-   * identically). Null otherwise — then `execute` decides (replay, mismatch, busy, or run).
+   * The stored answer when the key finished with a request of exactly these bytes: from the
+   * replay cache, or one indexed read, before the body is validated or normalized (identical
+   * bytes validate and normalize identically). Null otherwise — then `execute` decides (replay,
+   * mismatch, busy, or run).
    */
   abstract findReplay(request: KnownRequest): Promise<IdempotentAnswer | null>;
 
@@ -145,6 +147,11 @@ export interface IdempotencyProtocolOptions {
   /** Default: `IDENTITY_SEALER` (stores bodies as they are). */
   sealer?: ResponseSealer;
   observer?: IdempotencyObserver;
+  /**
+   * Replays kept in the process (`findReplay` answers from it before reading the database).
+   * Default: none, every replay reads the database.
+   */
+  replayCache?: ReplayCache;
 }
 
 /**
@@ -179,10 +186,21 @@ export class IdempotencyProtocol extends IdempotentExecutor {
 
   async findReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
     const ref = refOf(request);
-    const record = await this.options.records.findFinished(ref, this.clock.now());
+    const now = this.clock.now();
+    const kept = this.options.replayCache?.find(ref, request.requestDigest, now);
+    if (kept) {
+      this.observer.observe(ref.operation, 'replayed');
+      return { ...kept, outcome: 'replayed' };
+    }
+    const record = await this.options.records.findFinished(ref, now);
     if (record?.requestDigest?.equals(request.requestDigest) !== true) return null;
     this.observer.observe(ref.operation, 'replayed');
-    return this.replay(record);
+    const answer = this.replay(record);
+    // Read from the database: committed, and unchanged until it expires.
+    if (request.operation.sensitiveResponse !== true && !record.response.sealed) {
+      this.options.replayCache?.remember(ref, record.requestDigest, answer, record.expiresAt);
+    }
+    return answer;
   }
 
   async execute<TResult>(call: IdempotentCall<TResult>): Promise<IdempotentAnswer> {
@@ -206,8 +224,9 @@ export class IdempotencyProtocol extends IdempotentExecutor {
       this.observeRefusal(ref.operation, error);
       throw error;
     }
-    // After the commit: an outcome that wrote is only reported once it is durable.
+    // After the commit: an outcome that wrote is only reported (and kept) once it is durable.
     this.observer.observe(ref.operation, answer.outcome);
+    this.keepFinished(ref, call, answer);
     return answer;
   }
 
@@ -239,6 +258,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
       throw error;
     }
     this.observer.observe(ref.operation, answer.outcome);
+    this.keepFinished(ref, call, answer);
     return answer;
   }
 
@@ -395,6 +415,28 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     } catch {
       // The lease expires on its own; nothing else depends on this write.
     }
+  }
+
+  /**
+   * Keeps the replay of a key this call just finished — called once its transaction committed.
+   * Only outcomes this call stored itself, so the record's request digest is the call's: a first
+   * execution or a stored rejection (not a replay, a resumed operation or a pending one), and
+   * never a sealed answer. Its expiry is `Idempotency-Key-Expires` (the stored one, rounded down
+   * to the second: the database answers that last second).
+   */
+  private keepFinished(
+    ref: IdempotencyKeyRef,
+    call: Pick<KnownRequest, 'operation'> & { requestDigest?: Buffer },
+    answer: IdempotentAnswer,
+  ): void {
+    const cache = this.options.replayCache;
+    if (cache === undefined || call.requestDigest === undefined) return;
+    if (call.operation.sensitiveResponse === true) return;
+    if (answer.outcome !== 'executed' && answer.outcome !== 'business_rejection') return;
+    const { 'Idempotency-Key-Expires': expires, ...stored } = answer.headers;
+    const expiresAt = new Date(expires);
+    const replay = { status: answer.status, headers: inStoredHeaderOrder(stored), body: answer.body };
+    cache.remember(ref, call.requestDigest, answerOf(replay, expiresAt, 'replayed'), expiresAt);
   }
 
   private observeRefusal(operation: string, error: unknown): void {

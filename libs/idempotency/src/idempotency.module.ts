@@ -11,6 +11,7 @@ import {
 import { IDEMPOTENCY_OPTIONS, type IdempotencyModuleOptions } from './idempotency.options';
 import { IdempotencyProtocol, IdempotentExecutor, UnkeyedExecutor } from './idempotency-protocol';
 import { IdempotencyRecordRepository } from './idempotency-record.repository';
+import { ReplayCache } from './replay-cache';
 
 type ClsTransactionHost = TransactionHost<TypeOrmTransactionalAdapter>;
 
@@ -71,7 +72,7 @@ export class IdempotencyModule {
 /** What building the executor reads of the module's options. */
 type ExecutorOptions = Pick<
   IdempotencyModuleOptions,
-  'ttlSeconds' | 'benchmarkBypass' | 'classifier' | 'clock' | 'sealer'
+  'ttlSeconds' | 'benchmarkBypass' | 'classifier' | 'clock' | 'sealer' | 'replayCache'
 >;
 
 function executorProvider(): Provider {
@@ -94,6 +95,11 @@ function executorProvider(): Provider {
         clock: resolved.clock,
         sealer: resolved.sealer,
         observer,
+        // One per process: a replay is served by the process that finished or last read the key.
+        replayCache:
+          resolved.replayCache && resolved.replayCache.maxEntries > 0
+            ? new ReplayCache(resolved.replayCache)
+            : undefined,
       });
     },
   };

@@ -2,6 +2,7 @@ import type { Type } from '@nestjs/common';
 import type { Request } from 'express';
 import type { IdempotencyObserver } from './idempotency.observer';
 import type { Clock, OutcomeClassifier, ResponseSealer } from './idempotency-ports';
+import type { ReplayCacheLimits } from './replay-cache';
 
 export const IDEMPOTENCY_OPTIONS = Symbol('IDEMPOTENCY_OPTIONS');
 
@@ -32,6 +33,11 @@ export interface IdempotencyModuleOptions {
   classifier: OutcomeClassifier;
   /** Seals the stored answers of `sensitiveResponse` routes. Default: `IDENTITY_SEALER`. */
   sealer?: ResponseSealer;
+  /**
+   * Keeps replays of finished keys in the process, so a byte-identical retry needs no database
+   * read (`ReplayCache`); `maxEntries` 0 keeps none. Default: none.
+   */
+  replayCache?: ReplayCacheLimits;
   /** Default: the system clock. */
   clock?: Clock;
   /** Told every request's outcome and every purge (for metrics). Default: observes nothing. */

@@ -22,6 +22,8 @@ export type {
   StalledOperation,
   StalledOperationsQuery,
 } from './external-effect';
+export { ReplayCache } from './replay-cache';
+export type { ReplayCacheLimits } from './replay-cache';
 export { decide } from './idempotency-state-machine';
 export type { KeyDecision } from './idempotency-state-machine';
 export { IDEMPOTENCY_RECORD_STATES, OPERATOR_TENANT_ID } from './idempotency-record';
