@@ -188,6 +188,30 @@ describe('with the replay cache (default)', () => {
     expect(await invoicesOf(company)).toBe(1);
   });
 
+  it('a retry whose bytes no longer validate (a rule changed since) still gets its stored answer, not 400', async () => {
+    const company = await t.newCompany();
+    const key = newKey();
+    const first = await post(t, company, key, JSON.stringify(anInvoice().withLine().build()));
+    // As if these bytes had been valid when the key finished: the record names their digest.
+    const invalid = JSON.stringify({ ...anInvoice().withLine().build(), currency: 'euro' });
+    const { rowCount } = await db.query(
+      `UPDATE idempotency_records SET request_digest = sha256(convert_to($3, 'UTF8'))
+        WHERE company_id = $1 AND idempotency_key = $2`,
+      [company.companyId, key, invalid],
+    );
+    expect(rowCount).toBe(1);
+
+    const retry = await post(t, company, key, invalid);
+    const newKeySameBytes = await post(t, company, newKey(), invalid);
+
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.text).toBe(first.text);
+    expect(newKeySameBytes.status).toBe(400);
+    expect(await invoicesOf(company)).toBe(1);
+  });
+
   describe('a transaction that fails at COMMIT', () => {
     beforeAll(async () => {
       await db.query(`

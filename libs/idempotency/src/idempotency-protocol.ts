@@ -93,12 +93,18 @@ export const PENDING_STATUS = 202;
  */
 export abstract class IdempotentExecutor {
   /**
-   * The stored answer when the key finished with a request of exactly these bytes: from the
-   * replay cache, or one indexed read, before the body is validated or normalized (identical
-   * bytes validate and normalize identically). Null otherwise — then `execute` decides (replay,
-   * mismatch, busy, or run).
+   * The stored answer when the key finished with a request of exactly these bytes, before the
+   * body is validated or normalized (identical bytes validate and normalize identically): from
+   * the process's replay cache when it keeps one (a miss reads nothing), else one indexed read.
+   * Null otherwise — then `execute` decides (replay, mismatch, busy, or run).
    */
   abstract findReplay(request: KnownRequest): Promise<IdempotentAnswer | null>;
+
+  /**
+   * `findReplay` from the database: for a request whose body no longer validates (a rule that
+   * changed since the key finished), so that its retry still gets the stored answer.
+   */
+  abstract findStoredReplay(request: KnownRequest): Promise<IdempotentAnswer | null>;
 
   /**
    * @throws IdempotencyKeyReusedError when the key was used with another payload
@@ -187,18 +193,42 @@ export class IdempotencyProtocol extends IdempotentExecutor {
   async findReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
     const ref = refOf(request);
     const now = this.clock.now();
-    const kept = this.options.replayCache?.find(ref, request.requestDigest, now);
-    if (kept) {
-      this.observer.observe(ref.operation, 'replayed');
-      return { ...kept, outcome: 'replayed' };
-    }
+    const cache = this.options.replayCache;
+    if (cache === undefined) return this.readReplay(ref, request, now);
+    // With a cache, a miss reads nothing: most requests carry a new key, and a retry this process
+    // has not kept is answered by the claim, which reads a finished record without the lock.
+    const kept = cache.find(ref, request.requestDigest, now);
+    if (!kept) return null;
+    this.observer.observe(ref.operation, 'replayed');
+    return { ...kept, outcome: 'replayed' };
+  }
+
+  findStoredReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
+    return this.readReplay(refOf(request), request, this.clock.now());
+  }
+
+  private async readReplay(
+    ref: IdempotencyKeyRef,
+    request: KnownRequest,
+    now: Date,
+  ): Promise<IdempotentAnswer | null> {
     const record = await this.options.records.findFinished(ref, now);
     if (record?.requestDigest?.equals(request.requestDigest) !== true) return null;
     this.observer.observe(ref.operation, 'replayed');
+    return this.replayAndKeep(ref, record, request.operation.sensitiveResponse === true);
+  }
+
+  /** The replay of a committed record read from the database, kept for the next retry. */
+  private replayAndKeep(
+    ref: IdempotencyKeyRef,
+    record: FinishedRecord,
+    sensitive: boolean,
+  ): IdempotentAnswer {
     const answer = this.replay(record);
-    // Read from the database: committed, and unchanged until it expires.
-    if (request.operation.sensitiveResponse !== true && !record.response.sealed) {
-      this.options.replayCache?.remember(ref, record.requestDigest, answer, record.expiresAt);
+    // Committed, and unchanged until it expires.
+    const digest = record.requestDigest;
+    if (!sensitive && !record.response.sealed && digest) {
+      this.options.replayCache?.remember(ref, digest, answer, record.expiresAt);
     }
     return answer;
   }
@@ -490,7 +520,8 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     const decision = decide(await this.options.records.claim(ref, now), fingerprint, now);
     switch (decision.action) {
       case 'replay':
-        return this.replay(decision.record);
+        // A retry this process has not kept (or with other bytes of the same payload).
+        return this.replayAndKeep(ref, decision.record, sensitive);
       case 'reject_mismatch':
         throw new IdempotencyKeyReusedError();
       case 'reject_busy':
@@ -546,6 +577,10 @@ export class UnkeyedExecutor extends IdempotentExecutor {
   }
 
   findReplay(): Promise<IdempotentAnswer | null> {
+    return Promise.resolve(null);
+  }
+
+  findStoredReplay(): Promise<IdempotentAnswer | null> {
     return Promise.resolve(null);
   }
 

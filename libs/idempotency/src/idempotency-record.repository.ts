@@ -78,8 +78,15 @@ export class IdempotencyRecordRepository implements IdempotencyRecordStore {
     // needed, pg_try_advisory_xact_lock and a second read with a fresh snapshot (see migration
     // 1765300000000). The lock answers at once, spans every process on this database, and is
     // released by COMMIT or ROLLBACK, also when a crashed process's connection drops.
+    // The join adds a finished record's request digest (the function predates it), so a replay
+    // found here can be kept by the replay cache. A finished record never changes; should the
+    // statement's snapshot not show one the function found, the digest is null: not kept.
     const [row] = await this.sql.query<RecordRow & { claimed: boolean }>(
-      `SELECT * FROM claim_idempotency_key($1, $2, $3, $4)`,
+      `SELECT c.*, i.request_digest
+         FROM claim_idempotency_key($1, $2, $3, $4) c
+         LEFT JOIN idempotency_records i
+           ON i.company_id = $1 AND i.operation = $2 AND i.idempotency_key = $3
+          AND c.state IN ('completed', 'failed_final')`,
       [ref.tenantId, ref.operation, ref.key, now],
     );
     return { held: row.claimed, record: recordOf(row) } as KeyClaim;

@@ -72,15 +72,23 @@ export class IdempotencyInterceptor implements NestInterceptor {
     request[IDEMPOTENT_REQUEST] = { operation: route.operation, key };
     const scope = route.scope === 'operator' ? OPERATOR_SCOPE : this.options.resolveScope(request);
     const requestDigest = digestOf(request.rawBody);
-    // A retry of a finished key with the same bytes: one read answers it, before validation.
-    const known = requestDigest
-      ? await this.executor.findReplay({ operation: route, tenantId: scope.tenantId, key, requestDigest })
-      : null;
-    if (known) {
-      sendRecordedResponse(response, known);
+    const known = requestDigest && { operation: route, tenantId: scope.tenantId, key, requestDigest };
+    // A retry of a finished key with the same bytes, answered before validation.
+    const replay = known ? await this.executor.findReplay(known) : null;
+    if (replay) {
+      sendRecordedResponse(response, replay);
       return;
     }
-    const body = await this.options.validateBody(request.body, route.body);
+    let body: object;
+    try {
+      body = await this.options.validateBody(request.body, route.body);
+    } catch (error) {
+      // Bytes that validated when the key finished answer as they did then.
+      const stored = known ? await this.executor.findStoredReplay(known) : null;
+      if (!stored) throw error;
+      sendRecordedResponse(response, stored);
+      return;
+    }
     request[VALIDATED_BODY] = body;
     const call = {
       operation: route,

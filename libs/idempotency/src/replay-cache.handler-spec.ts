@@ -187,7 +187,7 @@ describe('a key this process finished', () => {
     const other = call.withRequestBytes('{"amount":5}').withPayload({ amount: 5 });
 
     expect(await cached.findReplay(knownRequestOf(other))).toBeNull();
-    expect(cachedRecords.finishedReads).toBe(1);
+    expect(cachedRecords.finishedReads).toBe(0);
     await expect(cached.execute(other.build())).rejects.toThrow(IdempotencyKeyReusedError);
     // … and the same payload spelled otherwise replays through the claim.
     const respelled = call.withRequestBytes(` ${BYTES}`);
@@ -203,6 +203,7 @@ describe('a key this process finished', () => {
 
     clock.advance(1);
     expect(await cached.findReplay(knownRequestOf(call))).toBeNull();
+    expect(await cached.findStoredReplay(knownRequestOf(call))).toBeNull();
     expect(cachedRecords.finishedReads).toBe(1);
     const again = await cached.execute(call.build());
     expect(again.outcome).toBe('executed');
@@ -220,7 +221,10 @@ describe('a key this process finished', () => {
     const first = await cached.execute(call.build());
     clock.advance(TTL_SECONDS - 0.5);
 
-    const replay = await cached.findReplay(knownRequestOf(call));
+    expect(await cached.findReplay(knownRequestOf(call))).toBeNull();
+    const replay = await cached.findStoredReplay(knownRequestOf(call));
+    // The claim answers that second as well.
+    expect((await cached.execute(call.build())).body).toBe(first.body);
 
     expect(replay?.body).toBe(first.body);
     expect(sent(replay)).toEqual(sent(await uncached.findReplay(knownRequestOf(call))));
@@ -262,21 +266,35 @@ describe('an operation with an effect outside the database', () => {
     const pending = await cached.executeExternal({ ...pendingCall, effect: anEffect(null) });
     expect(pending.status).toBe(202);
     expect(await cached.findReplay({ ...pendingCall, requestDigest: pendingCall.requestDigest! })).toBeNull();
-    expect(cachedRecords.finishedReads).toBe(1);
+    expect(cachedRecords.finishedReads).toBe(0);
   });
 });
 
 describe('a key another process finished', () => {
-  it('is read from the database once, then answered from the cache', async () => {
+  it('costs no read before validation; the claim replays it, and from then on the cache answers', async () => {
     const call = aWritingCall();
     await uncached.execute(call.build());
 
-    const first = await cached.findReplay(knownRequestOf(call));
-    const second = await cached.findReplay(knownRequestOf(call));
+    expect(await cached.findReplay(knownRequestOf(call))).toBeNull();
+    const claimed = await cached.execute(call.build());
+    const kept = await cached.findReplay(knownRequestOf(call));
+
+    expect(cachedRecords.finishedReads).toBe(0);
+    expect(claimed.outcome).toBe('replayed');
+    expect(sent(kept)).toEqual(sent(claimed));
+    expect(sent(kept)).toEqual(sent(await uncached.findReplay(knownRequestOf(call))));
+  });
+
+  it('findStoredReplay reads it from the database once (bytes that no longer validate), then the cache answers', async () => {
+    const call = aWritingCall();
+    await uncached.execute(call.build());
+
+    const stored = await cached.findStoredReplay(knownRequestOf(call));
+    const kept = await cached.findReplay(knownRequestOf(call));
 
     expect(cachedRecords.finishedReads).toBe(1);
-    expect(first).not.toBeNull();
-    expect(sent(second)).toEqual(sent(first));
+    expect(stored).not.toBeNull();
+    expect(sent(kept)).toEqual(sent(stored));
   });
 });
 
@@ -289,7 +307,7 @@ describe('what is never cached', () => {
 
     expect(cache.size).toBe(entries);
     expect(await cached.findReplay(knownRequestOf(call))).toBeNull();
-    expect(cachedRecords.finishedReads).toBe(1);
+    expect(await cached.findStoredReplay(knownRequestOf(call))).toBeNull();
     expect(await recordCount(call)).toBe(0);
     expect(outcomes).toEqual([]);
   });
@@ -315,9 +333,10 @@ describe('what is never cached', () => {
     const entries = cache.size;
 
     const first = await cached.execute(call.build());
+    expect(await cached.findReplay(knownRequestOf(call))).toBeNull();
     const replays = [
-      await cached.findReplay(knownRequestOf(call)),
-      await cached.findReplay(knownRequestOf(call)),
+      await cached.findStoredReplay(knownRequestOf(call)),
+      await cached.findStoredReplay(knownRequestOf(call)),
     ];
 
     expect(cache.size).toBe(entries);
