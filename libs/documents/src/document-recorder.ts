@@ -40,7 +40,7 @@ export class DocumentRecorder {
    * Records a built document in the caller's transaction, in this order: `insert` (the
    * document's own statements: its rows, and running totals it changes; it answers the document
    * as stored, e.g. with the seller snapshot its INSERT took), then its journal entry (source
-   * type = `object`, posted at `createdAt`, dated `posting.entryDate`) and its `<object>.created`
+   * type = `object`, posted at `createdAt`, dated `postingOf(document).entryDate`) and its `<object>.created`
    * event in one statement — or in the caller's batch (`DeferredWrites`).
    * Mandatory transaction: the document, its entry and its event commit together or not at all.
    * @returns the document, as the event carries it
@@ -50,9 +50,10 @@ export class DocumentRecorder {
   async record<D extends RecordedDocument>(
     companyId: string,
     insert: () => Promise<D>,
-    posting: DocumentPosting,
+    postingOf: (document: D) => DocumentPosting,
   ): Promise<D> {
     const document = await insert();
+    const posting = postingOf(document);
     const entry = this.journal.posting({
       companyId,
       currency: document.currency,

@@ -26,6 +26,8 @@ import {
   sellerSnapshotSql,
   storedProfileOf,
 } from '@ledgerkey/tenancy';
+import { documentNumberSql } from '../numbering/document-number';
+import { nextSequenceValueSql } from '../numbering/document-sequence.repository';
 import type { InvoiceView } from './invoice.view';
 import {
   creditStatusSql,
@@ -62,6 +64,16 @@ const SELECT_INVOICE = `
          i.credited_total, i.paid_total, i.metadata, i.created_at,
          ${linesAggregateSql('invoice_lines', 'invoice_id', 'i')}
     FROM invoices i`;
+
+/** An invoice before its INSERT: what the statement that stores it adds is not known yet. */
+export type InvoiceDraft = Omit<InvoiceView, 'number' | 'sequence' | 'seller'>;
+
+/** What the statement that stores an invoice gives it: its number, and its seller snapshot. */
+export interface IssuedInvoiceNumber {
+  sequence: number;
+  number: string;
+  seller: CompanyProfile;
+}
 
 /** An invoice as later documents see it while holding its row lock. */
 export interface LockedInvoice {
@@ -130,35 +142,40 @@ export class InvoicesRepository {
   }
 
   /**
-   * Inserts an issued invoice and its lines in one statement; the seller is the company's profile
-   * as this statement sees it (`company_seller`), snapshotted for ever.
+   * Takes the invoice's number and inserts it with its lines, in one statement: the series'
+   * next value (`document_sequences`, gapless: its row stays locked until the transaction ends,
+   * and a rollback un-takes the number) and the seller, the company's profile as this statement
+   * sees it (`company_seller`), snapshotted for ever.
    * `ON CONFLICT ... DO NOTHING` on the order index: a concurrent invoice for the same order
    * makes this insert wait for it and then insert nothing, instead of aborting the
-   * transaction, so the caller can still look up the winner.
-   * @returns the seller snapshot stored with it; null when the order already has an invoice
+   * transaction, so the caller can still look up the winner (and rolls the number back).
+   * @returns what the statement gave the invoice; null when the order already has an invoice
    *   (nothing was inserted)
    */
   @Transactional(Propagation.Mandatory)
-  async insert(companyId: string, invoice: Omit<InvoiceView, 'seller'>): Promise<CompanyProfile | null> {
-    const rows = await this.txHost.tx.query<Array<{ seller: CompanyProfile }>>(
-      `WITH invoice AS (
+  async insert(companyId: string, invoice: InvoiceDraft): Promise<IssuedInvoiceNumber | null> {
+    const rows = await this.txHost.tx.query<
+      Array<{ sequence: string; number: string; seller: CompanyProfile }>
+    >(
+      `WITH next AS (
+         ${nextSequenceValueSql('$2', `'invoice'`, '$3')}
+       ), invoice AS (
          INSERT INTO invoices (id, company_id, series, sequence, number, status, order_id, currency,
                                issue_date, due_date, customer, notes, vat_breakdown, net_total,
                                vat_total, gross_total, created_at, seller, metadata)
-         VALUES ($1, $2, $3, $4, $5, 'issued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                 ${sellerSnapshotSql('$2')}, $17)
+         SELECT $1, $2, $3, next.last_value, ${documentNumberSql('$3', 'next.last_value')}, 'issued', $4,
+                $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${sellerSnapshotSql('$2')}, $15
+           FROM next
          ON CONFLICT (company_id, order_id) WHERE order_id IS NOT NULL DO NOTHING
-         RETURNING id, seller
+         RETURNING id, sequence, number, seller
        ), lines AS (
-         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 18)}
+         ${insertLinesSql('invoice_lines', 'invoice_id', 'invoice', 16)}
        )
-       SELECT seller FROM invoice`,
+       SELECT sequence, number, seller FROM invoice`,
       [
         invoice.id,
         companyId,
         invoice.series,
-        invoice.sequence,
-        invoice.number,
         invoice.orderId,
         invoice.currency,
         invoice.issueDate,
@@ -171,7 +188,9 @@ export class InvoicesRepository {
         ...lineParameters(invoice.lines),
       ],
     );
-    return rows[0] ? storedProfileOf(rows[0].seller) : null;
+    if (!rows[0]) return null;
+    const [{ sequence, number, seller }] = rows;
+    return { sequence: Number(sequence), number, seller: storedProfileOf(seller) };
   }
 
   /**

@@ -59,9 +59,9 @@ export class IssueCreditNoteHandler {
       await this.invoices.addToRunningTotals(companyId, invoice.id, { credited: draft.grossTotal });
       return withMemberAfter(draft, 'currency', 'seller', seller);
     };
-    return this.recorder.record(companyId, insert, {
+    return this.recorder.record(companyId, insert, () => ({
       memo: `Credit note ${draft.number} for invoice ${invoice.number}`,
       lines: creditNotePosting(draft),
-    });
+    }));
   }
 }

@@ -14,6 +14,7 @@ import {
   validatedBody,
 } from '../../../../test/support/document-handlers';
 import { anInvoice, type InvoiceBuilder } from '../../../../test/support/invoice.builder';
+import { formatDocumentNumber } from '../numbering/document-number';
 
 const tier = useDocumentHandlers();
 
@@ -51,6 +52,22 @@ describe('IssueInvoiceHandler', () => {
     expect(await lastValue(company.id, 'B2B')).toBe(20);
     // Another series has its own counter.
     expect((await issue(company, anInvoice().withLine())).number).toBe('INV-000001');
+  });
+
+  it('numbers in SQL as formatDocumentNumber does: six digits at least, every digit past them kept', async () => {
+    const company = await tier.newTenant();
+    await tier.query(
+      `INSERT INTO document_sequences (company_id, document_type, series, last_value)
+       VALUES ($1, 'invoice', 'BIG', 999998)`,
+      [company.id],
+    );
+    const numbers = [];
+    for (let i = 0; i < 2; i++)
+      numbers.push((await issue(company, anInvoice().with({ series: 'BIG' }).withLine())).number);
+
+    expect(numbers).toEqual([formatDocumentNumber('BIG', 999999), formatDocumentNumber('BIG', 1000000)]);
+    expect(numbers).toEqual(['BIG-999999', 'BIG-1000000']);
+    expect(await lastValue(company.id, 'BIG')).toBe(1000000);
   });
 
   it('lets one of five concurrent invoices of an order win; the others name it and leave no gap', async () => {

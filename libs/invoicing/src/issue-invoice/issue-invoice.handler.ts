@@ -1,27 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { metadataOf, Transactional } from '@ledgerkey/database';
-import {
-  DocumentRecorder,
-  DueDateBeforeIssueDateError,
-  priceLines,
-  todayUtc,
-  withMemberAfter,
-} from '@ledgerkey/documents';
+import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
 import { salesInvoicePosting } from '@ledgerkey/ledger';
 import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { invoiceStatusOf } from '../invoices/invoice-status';
-import { InvoicesRepository } from '../invoices/invoices.repository';
-import { formatDocumentNumber } from '../numbering/document-number';
-import { DocumentSequenceRepository } from '../numbering/document-sequence.repository';
+import {
+  type InvoiceDraft,
+  InvoicesRepository,
+  type IssuedInvoiceNumber,
+} from '../invoices/invoices.repository';
 import { type CompanyDefaults, type IssueInvoiceDto, toIssueInvoiceCommand } from './issue-invoice.dto';
 
 @Injectable()
 export class IssueInvoiceHandler {
   constructor(
     private readonly invoices: InvoicesRepository,
-    private readonly sequences: DocumentSequenceRepository,
     private readonly recorder: DocumentRecorder,
   ) {}
 
@@ -41,15 +36,12 @@ export class IssueInvoiceHandler {
     // Cheap early answer for the common case; the unique index decides races below.
     if (command.orderId !== null) await this.assertOrderNotInvoiced(company.id, command.orderId);
 
-    // Everything above is computed before the number is taken: from here to COMMIT this
-    // transaction holds the (company, invoice, series) counter row lock.
-    const sequence = await this.sequences.next(company.id, 'invoice', command.series);
-    const draft: Omit<InvoiceView, 'seller'> = {
+    // Everything above is computed before the number is taken: from the INSERT that takes it to
+    // COMMIT this transaction holds the (company, invoice, series) counter row lock.
+    const draft: InvoiceDraft = {
       id: randomUUID(),
       object: 'invoice',
-      number: formatDocumentNumber(command.series, sequence),
       series: command.series,
-      sequence,
       status: 'issued',
       orderId: command.orderId,
       currency: command.currency,
@@ -64,21 +56,24 @@ export class IssueInvoiceHandler {
       metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
-    return this.recorder.record(company.id, () => this.insert(company.id, draft), {
-      memo: `Invoice ${draft.number}`,
-      entryDate: draft.issueDate,
-      lines: salesInvoicePosting(draft),
-    });
+    return this.recorder.record(
+      company.id,
+      () => this.insert(company.id, draft),
+      (invoice) => ({
+        memo: `Invoice ${invoice.number}`,
+        entryDate: invoice.issueDate,
+        lines: salesInvoicePosting(invoice),
+      }),
+    );
   }
 
   /**
-   * The invoice as stored: its seller is the profile as the INSERT saw it, in this transaction,
-   * kept for ever.
+   * Numbers and stores the invoice: its number and seller come from the statement that stores it.
    * @throws OrderAlreadyInvoicedError when a concurrent invoice took the order first
    */
-  private async insert(companyId: string, draft: Omit<InvoiceView, 'seller'>): Promise<InvoiceView> {
-    const seller = await this.invoices.insert(companyId, draft);
-    if (seller !== null) return withMemberAfter(draft, 'dueDate', 'seller', seller);
+  private async insert(companyId: string, draft: InvoiceDraft): Promise<InvoiceView> {
+    const issued = await this.invoices.insert(companyId, draft);
+    if (issued !== null) return issuedInvoice(draft, issued);
     await this.assertOrderNotInvoiced(companyId, draft.orderId as string);
     throw new Error('invoice insert reported a conflict but no invoice holds the order');
   }
@@ -87,4 +82,24 @@ export class IssueInvoiceHandler {
     const existingInvoiceId = await this.invoices.findIdByOrder(companyId, orderId);
     if (existingInvoiceId !== null) throw new OrderAlreadyInvoicedError(orderId, existingInvoiceId);
   }
+}
+
+/** The invoice as stored, its members in the order the API shows them. */
+function issuedInvoice(draft: InvoiceDraft, issued: IssuedInvoiceNumber): InvoiceView {
+  const { id, object, series, status, orderId, currency, issueDate, dueDate, ...rest } = draft;
+  const { number, sequence, seller } = issued;
+  return {
+    id,
+    object,
+    number,
+    series,
+    sequence,
+    status,
+    orderId,
+    currency,
+    issueDate,
+    dueDate,
+    seller,
+    ...rest,
+  };
 }

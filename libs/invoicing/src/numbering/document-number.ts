@@ -14,3 +14,11 @@ export const CREDIT_NOTE_SERIES = 'CN';
 export function formatDocumentNumber(series: string, sequence: number): string {
   return `${series}-${String(sequence).padStart(6, '0')}`;
 }
+
+/**
+ * `formatDocumentNumber` in SQL, for a statement that takes the number and stores the document
+ * at once: at least six digits, more once the sequence needs them (lpad alone would cut them).
+ */
+export function documentNumberSql(series: string, sequence: string): string {
+  return `${series} || '-' || lpad(${sequence}::text, greatest(6, length(${sequence}::text)), '0')`;
+}

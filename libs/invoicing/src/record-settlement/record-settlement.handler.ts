@@ -141,12 +141,16 @@ export class RecordSettlementHandler {
       metadata: metadataOf(command.metadata),
       createdAt: now.toISOString(),
     };
-    return this.recorder.record(companyId, () => this.insert(companyId, settlement), {
-      memo: `Settlement of payout ${settlement.payoutId}`,
-      // The payout's date (UTC) is the settlement's document date.
-      entryDate: new Date(settlement.paidAt).toISOString().slice(0, 10),
-      lines: source === 'api' ? settlementPosting(settlement) : providerPayoutPosting(settlement),
-    });
+    return this.recorder.record(
+      companyId,
+      () => this.insert(companyId, settlement),
+      () => ({
+        memo: `Settlement of payout ${settlement.payoutId}`,
+        // The payout's date (UTC) is the settlement's document date.
+        entryDate: new Date(settlement.paidAt).toISOString().slice(0, 10),
+        lines: source === 'api' ? settlementPosting(settlement) : providerPayoutPosting(settlement),
+      }),
+    );
   }
 
   /** @throws PayoutAlreadySettledError when a concurrent settlement took the payout first */

@@ -61,10 +61,10 @@ export class RecordPurchaseInvoiceHandler {
       await this.purchaseInvoices.insert(company.id, document, invoice);
       return invoice;
     };
-    return this.recorder.record(company.id, insert, {
+    return this.recorder.record(company.id, insert, () => ({
       memo: `Purchase invoice ${invoice.documentNumber} from ${invoice.supplier.name}`,
       entryDate: invoice.issueDate,
       lines: purchaseInvoicePosting(invoice),
-    });
+    }));
   }
 }
