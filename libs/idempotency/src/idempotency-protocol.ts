@@ -154,8 +154,8 @@ export interface IdempotencyProtocolOptions {
   sealer?: ResponseSealer;
   observer?: IdempotencyObserver;
   /**
-   * Replays kept in the process (`findReplay` answers from it before reading the database).
-   * Default: none, every replay reads the database.
+   * Replays kept in the process: `findReplay` answers from it alone (a miss reads nothing; the
+   * claim replays what it has not kept). Default: none, `findReplay` reads the database.
    */
   replayCache?: ReplayCache;
 }
