@@ -225,17 +225,18 @@ describe('API keys and rate limits across two API processes', () => {
     const started = Date.now();
 
     const answers = await Promise.all(
-      Array.from({ length: 3 * RATE }, (_, i) => call(i % 2 === 0 ? a : b, '/v1/events', company.apiKey)),
+      Array.from({ length: 4 * RATE }, (_, i) => call(i % 2 === 0 ? a : b, '/v1/events', company.apiKey)),
     );
 
     const seconds = (Date.now() - started) / 1000;
     const admitted = answers.filter((answer) => answer.status === 200).length;
     expect(answers.every((answer) => answer.status === 200 || answer.status === 429)).toBe(true);
     // Both buckets full at the start (2 × RATE), plus what refilled during the burst (RATE per second);
-    // limits per process without sharing would admit 4 × RATE of these 3 × RATE.
+    // limits per process without sharing would admit all 4 × RATE (2 × RATE burst each). The bound
+    // follows the burst's duration: on a slow machine it refills more, never the unshared amount.
     expect(admitted).toBeGreaterThanOrEqual(2 * RATE - 2);
     expect(admitted).toBeLessThanOrEqual(2 * RATE + Math.ceil(RATE * seconds) + 2);
-    expect(admitted).toBeLessThan(3 * RATE);
+    expect(admitted).toBeLessThan(4 * RATE);
   });
 
   it('requests with unknown keys are limited per client address before any database lookup', async () => {
