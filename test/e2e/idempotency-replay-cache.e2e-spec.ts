@@ -55,6 +55,20 @@ async function tamperWithStoredAnswer(company: TestCompany, key: string): Promis
   expect(rowCount).toBe(1);
 }
 
+/**
+ * A create, its stored answer tampered with behind the process's back, then a byte-identical retry
+ * (answered from the cache when the process kept the answer).
+ */
+async function createdThenReplayedAfterTamper(app: TestApp) {
+  const company = await app.newCompany();
+  const key = newKey();
+  const bytes = JSON.stringify(anInvoice().withLine().build());
+  const first = await post(app, company, key, bytes);
+  await tamperWithStoredAnswer(company, key);
+  const replay = await post(app, company, key, bytes);
+  return { company, key, bytes, first, replay };
+}
+
 async function invoicesOf(company: TestCompany): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM invoices WHERE company_id = $1',
@@ -152,13 +166,7 @@ describe('with the replay cache (default)', () => {
   });
 
   it('a byte-identical retry is answered by the process that finished the key, not from the database', async () => {
-    const company = await t.newCompany();
-    const key = newKey();
-    const bytes = JSON.stringify(anInvoice().withLine().build());
-    const first = await post(t, company, key, bytes);
-    await tamperWithStoredAnswer(company, key);
-
-    const replay = await post(t, company, key, bytes);
+    const { first, replay } = await createdThenReplayedAfterTamper(t);
 
     expect(replay.status).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
@@ -262,12 +270,7 @@ describe('with the replay cache and IDEMPOTENCY_KEY_TTL=2', () => {
   });
 
   it('an expired entry is not served: after the window the same bytes execute anew', async () => {
-    const company = await t.newCompany();
-    const key = newKey();
-    const bytes = JSON.stringify(anInvoice().withLine().build());
-    const first = await post(t, company, key, bytes);
-    await tamperWithStoredAnswer(company, key);
-    const replay = await post(t, company, key, bytes);
+    const { company, key, bytes, first, replay } = await createdThenReplayedAfterTamper(t);
     expect(replay.text).toBe(first.text);
 
     await sleep(Date.parse(first.headers['idempotency-key-expires'] as string) + 1200 - Date.now());

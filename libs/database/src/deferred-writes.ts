@@ -86,7 +86,7 @@ export class DeferredWrites {
 }
 
 /** `WITH <every write's CTEs> SELECT <the reads>`: one statement, one round trip. */
-export function combinedStatement(writes: DeferredWrite[]): { text: string; values: unknown[] } {
+function combinedStatement(writes: DeferredWrite[]): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const bind: BindParameter = (value) => `$${values.push(value)}`;
   const ctes: string[] = [];

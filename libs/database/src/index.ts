@@ -15,7 +15,7 @@ export {
   isConnectionLoss,
   isTransientDatabaseFailure,
 } from './postgres-errors';
-export { DeferredWrites, combinedStatement } from './deferred-writes';
+export { DeferredWrites } from './deferred-writes';
 export type { DeferredWrite } from './deferred-writes';
 export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';

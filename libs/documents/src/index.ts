@@ -13,4 +13,4 @@ export { IsCalendarDate, todayUtc } from './calendar-date.validator';
 export { IsDateTime, normalizeDateTime } from './date-time.validator';
 export { DueDateBeforeIssueDateError } from './documents.errors';
 export { xmlText } from './xml-text';
-export { withMemberAfter } from './member-order';
+export { withMembersAfter } from './member-order';

@@ -1,18 +1,19 @@
 /**
- * `draft` with `key: value` placed right after its member `after`. JSON keeps insertion order,
- * and a view's answers and events show members in the view's order: a member the database fills
- * in (a document's seller snapshot) goes back to its place.
+ * `draft` completed with `members`, each placed right after the draft's member `after` names.
+ * JSON keeps insertion order, and answers and events show a view's members in its order: what the
+ * statement storing a document fills in (its number, its seller snapshot) goes back to its place.
  */
-export function withMemberAfter<T extends object, K extends string, V>(
+export function withMembersAfter<T extends object, M extends object>(
   draft: T,
-  after: keyof T & string,
-  key: K,
-  value: V,
-): T & Record<K, V> {
-  const result: Record<string, unknown> = {};
-  for (const [name, member] of Object.entries(draft)) {
-    result[name] = member;
-    if (name === after) result[key] = value;
+  members: M,
+  after: { [K in keyof M]: keyof T & string },
+): T & M {
+  const view: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(draft)) {
+    view[name] = value;
+    for (const member of Object.keys(after) as Array<keyof M & string>) {
+      if (after[member] === name) view[member] = members[member];
+    }
   }
-  return result as T & Record<K, V>;
+  return view as T & M;
 }

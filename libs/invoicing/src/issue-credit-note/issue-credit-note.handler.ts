@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { metadataOf, Transactional } from '@ledgerkey/database';
-import { DocumentRecorder, withMemberAfter } from '@ledgerkey/documents';
+import { DocumentRecorder, withMembersAfter } from '@ledgerkey/documents';
 import { creditNotePosting } from '@ledgerkey/ledger';
 import type { CreditNoteView } from '../credit-notes/credit-note.view';
 import { CreditNotesRepository } from '../credit-notes/credit-notes.repository';
@@ -57,7 +57,7 @@ export class IssueCreditNoteHandler {
       const seller = await this.creditNotes.insert(companyId, draft);
       // Under the invoice's row lock taken above.
       await this.invoices.addToRunningTotals(companyId, invoice.id, { credited: draft.grossTotal });
-      return withMemberAfter(draft, 'currency', 'seller', seller);
+      return withMembersAfter(draft, { seller }, { seller: 'currency' });
     };
     return this.recorder.record(companyId, insert, () => ({
       memo: `Credit note ${draft.number} for invoice ${invoice.number}`,

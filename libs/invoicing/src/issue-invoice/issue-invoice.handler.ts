@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { metadataOf, Transactional } from '@ledgerkey/database';
-import { DocumentRecorder, DueDateBeforeIssueDateError, priceLines, todayUtc } from '@ledgerkey/documents';
+import {
+  DocumentRecorder,
+  DueDateBeforeIssueDateError,
+  priceLines,
+  todayUtc,
+  withMembersAfter,
+} from '@ledgerkey/documents';
 import { salesInvoicePosting } from '@ledgerkey/ledger';
 import { OrderAlreadyInvoicedError } from '../invoicing.errors';
 import type { InvoiceView } from '../invoices/invoice.view';
 import { invoiceStatusOf } from '../invoices/invoice-status';
-import {
-  type InvoiceDraft,
-  InvoicesRepository,
-  type IssuedInvoiceNumber,
-} from '../invoices/invoices.repository';
+import { type InvoiceDraft, InvoicesRepository } from '../invoices/invoices.repository';
 import { type CompanyDefaults, type IssueInvoiceDto, toIssueInvoiceCommand } from './issue-invoice.dto';
 
 @Injectable()
@@ -73,7 +75,9 @@ export class IssueInvoiceHandler {
    */
   private async insert(companyId: string, draft: InvoiceDraft): Promise<InvoiceView> {
     const issued = await this.invoices.insert(companyId, draft);
-    if (issued !== null) return issuedInvoice(draft, issued);
+    // The view's order: number after `object`, sequence after `series`, seller after `dueDate`.
+    if (issued !== null)
+      return withMembersAfter(draft, issued, { number: 'object', sequence: 'series', seller: 'dueDate' });
     await this.assertOrderNotInvoiced(companyId, draft.orderId as string);
     throw new Error('invoice insert reported a conflict but no invoice holds the order');
   }
@@ -82,24 +86,4 @@ export class IssueInvoiceHandler {
     const existingInvoiceId = await this.invoices.findIdByOrder(companyId, orderId);
     if (existingInvoiceId !== null) throw new OrderAlreadyInvoicedError(orderId, existingInvoiceId);
   }
-}
-
-/** The invoice as stored, its members in the order the API shows them. */
-function issuedInvoice(draft: InvoiceDraft, issued: IssuedInvoiceNumber): InvoiceView {
-  const { id, object, series, status, orderId, currency, issueDate, dueDate, ...rest } = draft;
-  const { number, sequence, seller } = issued;
-  return {
-    id,
-    object,
-    number,
-    series,
-    sequence,
-    status,
-    orderId,
-    currency,
-    issueDate,
-    dueDate,
-    seller,
-    ...rest,
-  };
 }
