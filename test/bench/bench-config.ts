@@ -39,8 +39,8 @@ export interface BenchConfig {
   pgbenchProtocol: 'simple' | 'extended' | 'prepared';
   poolSize: number;
   /**
-   * Node arguments of every API process: `--cpu-prof` into BENCH_CPU_PROF_DIR when set (one
-   * `.cpuprofile` per API process, written when the bench stops it).
+   * Node arguments of every API process and of the Redis baseline: `--cpu-prof` into
+   * BENCH_CPU_PROF_DIR when set (one `.cpuprofile` per process, written when the bench stops it).
    */
   nodeArgs: string[];
   groups: ReadonlySet<Group>;

@@ -34,6 +34,7 @@ import {
   warmUp,
 } from './load';
 import { PGBENCH, pgbenchLoad, pgbenchVersion, prepareScripts } from './pgbench-limit';
+import { cpuPerRequest, cpuTimes } from './cpu-accounting';
 import { type Server, killAll, rssMb, sampleRss, startApi, startServer, stop } from './processes';
 import { BASELINE_SCHEMA } from './redis-baseline/baseline-schema';
 import { deleteKeys, redisCommand, redisVersion } from './redis-probe';
@@ -144,7 +145,8 @@ async function ledgerkeyDefaultStart(run: Run, url: string): Promise<void> {
     const { many, single, replay } = await companies(run, api);
     await warmUp(api.baseUrl, many);
     await drainJobs(url);
-    await sleep(2000);
+    // Idle as after the load: the same quiet time (the idle collection runs in both).
+    await sleep(config.settleSeconds * 1000);
     const idleRssMb = rssMb(api.child.pid as number);
     const sampler = sampleRss(api.child.pid as number);
     const create = await createLoad(
@@ -466,7 +468,9 @@ async function nodeClientBaseline(
     }
   };
   const began = Date.now();
+  const cpuBefore = cpuTimes();
   await Promise.all(Array.from({ length: config.connections }, worker));
+  const cpuAfter = cpuTimes();
   const seconds = (Date.now() - began) / 1000;
   await pool.end();
   const figures = figuresFromLatencies(
@@ -476,8 +480,11 @@ async function nodeClientBaseline(
     seconds,
     errors,
   );
+  // The Node client is this process: its CPU is the `client` group.
+  figures.cpuMsPerRequest = cpuPerRequest(cpuBefore, cpuAfter, figures.completed);
   console.log(
-    `(node-create) ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms`,
+    `(node-create) ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms; ` +
+      `CPU ms per create: ${JSON.stringify(figures.cpuMsPerRequest)}`,
   );
   return figures;
 }
@@ -507,7 +514,7 @@ async function redisBaseline(run: Run): Promise<void> {
   const prefix = `ledgerkey-bench-${randomUUID().slice(0, 8)}`;
   const baseline = await startServer(
     'redis-baseline',
-    [join(BENCH_DIST, 'redis-baseline/main.js')],
+    [...config.nodeArgs, join(BENCH_DIST, 'redis-baseline/main.js')],
     {
       DATABASE_URL: url,
       DATABASE_POOL_SIZE: String(config.poolSize),
@@ -624,25 +631,35 @@ async function manyKeys(run: Run): Promise<void> {
   const url = await migratedDatabase(run, 'keys');
   const label = config.storedKeys.toLocaleString('en-US');
   // Without the replay cache, like `replay-uncached`: the goal is about the stored keys' index.
+  // The same process, companies and keys measure the replays before and after the keys are
+  // stored, back to back: only the table's size differs between the two.
   const uncached = await startApi(url, REPLAY_CACHE_OFF, run.dir, config);
   let many: Company[];
   try {
     many = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(uncached.baseUrl, i)));
     const replay = await newCompany(uncached.baseUrl, 901);
+    await warmUp(uncached.baseUrl, many);
+    const keys = await replayKeys(uncached.baseUrl, replay);
+    const replays = async (name: string, what: string): Promise<Figures> => {
+      // The same warm-up as `replay-uncached`: one pass over the keys.
+      await warmUpReplays(uncached.baseUrl, keys);
+      await drainJobs(url);
+      return createLoad(name, what, uncached.baseUrl, config, replaysOf(keys));
+    };
+    run.results.push(
+      await replays(
+        'keys-replay-before',
+        'replay before the keys are stored, IDEMPOTENCY_REPLAY_CACHE_SIZE=0',
+      ),
+    );
     const seed = await seedKeys(
       url,
       [...many, replay].map((c) => c.companyId),
       config.storedKeys,
     );
-    await warmUp(uncached.baseUrl, many);
-    const keys = await replayKeys(uncached.baseUrl, replay);
-    await drainJobs(url);
-    const replayFigures = await createLoad(
+    const replayFigures = await replays(
       'keys-replay',
       `replay, ${label} keys stored, IDEMPOTENCY_REPLAY_CACHE_SIZE=0`,
-      uncached.baseUrl,
-      config,
-      replaysOf(keys),
     );
     replayFigures.extra = seed;
     run.results.push(replayFigures);
@@ -672,7 +689,7 @@ async function manyKeys(run: Run): Promise<void> {
  * Loads `count` finished keys (expiring in a day) spread over the companies: random UUIDs, as
  * clients send them, so the primary key is as random inserts leave it. One INSERT … SELECT
  * generate_series per core, in parallel. Foreign-key triggers are skipped for the load where
- * the role may (session_replication_role; every company id is real). Then ANALYZE and a
+ * the role may (session_replication_role; every company id is real). Then VACUUM (ANALYZE) and a
  * CHECKPOINT, so that neither runs during the measurement.
  */
 async function seedKeys(
@@ -712,7 +729,9 @@ async function seedKeys(
   const inserted = Math.round((Date.now() - t0) / 100) / 10;
   const client = new Client({ connectionString: url });
   await client.connect();
-  await client.query('ANALYZE idempotency_records');
+  // VACUUM as well: an insert-only table of this size otherwise gets its first autovacuum (and
+  // every tuple its hint bits) during the measurement.
+  await client.query('VACUUM (ANALYZE) idempotency_records');
   await client.query('CHECKPOINT').catch(() => undefined);
   const total = Math.round((Date.now() - t0) / 100) / 10;
   const { rows } = await client.query<{ size: string }>(
@@ -720,7 +739,7 @@ async function seedKeys(
   );
   await client.end();
   console.log(
-    `seeded ${count} keys in ${inserted} s (${parts} in parallel; with ANALYZE and CHECKPOINT ${total} s), table ${rows[0].size}`,
+    `seeded ${count} keys in ${inserted} s (${parts} in parallel; with VACUUM, ANALYZE and CHECKPOINT ${total} s), table ${rows[0].size}`,
   );
   return {
     storedKeys: count,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import { cpuPerRequest, cpuTimes } from './cpu-accounting';
 
 export const CREATE = '/v1/sales/invoices/create';
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -19,6 +20,11 @@ export interface Figures {
   skipped?: string;
   /** Figures a case adds: RSS samples, seeding time, worker backlog… */
   extra?: Record<string, number | string>;
+  /**
+   * CPU ms (user + system) per completed request during the case, by who spent it: `server` (the
+   * node process(es) under test), `postgres`, `redis`, `client` (the load generator), `other`.
+   */
+  cpuMsPerRequest?: Record<string, number>;
 }
 
 /** A company as the admin endpoint returns it (ledgerkey and the Redis baseline alike). */
@@ -85,6 +91,7 @@ export function createLoad(
 ): Promise<Figures> {
   let n = 0;
   const latencies: number[] = [];
+  const cpuBefore = cpuTimes();
   return new Promise((resolveFigures, reject) => {
     const instance = autocannon(
       {
@@ -119,9 +126,12 @@ export function createLoad(
           result.duration,
           result.errors + result.non2xx + result.timeouts,
         );
+        figures.cpuMsPerRequest = cpuPerRequest(cpuBefore, cpuTimes(), figures.completed);
+        const cpu = Object.entries(figures.cpuMsPerRequest).map(([group, ms]) => `${group} ${ms}`);
         console.log(
           `(${name}) ${label}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms` +
-            (figures.errors ? `, ${figures.errors} errors` : ''),
+            (figures.errors ? `, ${figures.errors} errors` : '') +
+            (cpu.length ? `; CPU ms per request: ${cpu.join(', ')}` : ''),
         );
         resolveFigures(figures);
       },

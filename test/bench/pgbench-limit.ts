@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { cpuPerRequest, cpuTimes } from './cpu-accounting';
 import { type Figures, figuresFromLatencies } from './load';
 
 const run = promisify(execFile);
@@ -77,6 +78,7 @@ export async function pgbenchLoad(
     url,
   ];
   let stdout: string;
+  const cpuBefore = cpuTimes();
   try {
     ({ stdout } = await run(PGBENCH, args, { maxBuffer: 16 * 1024 * 1024 }));
   } catch (error) {
@@ -99,9 +101,13 @@ export async function pgbenchLoad(
   const figures = figuresFromLatencies(name, label, latencies, options.seconds, failed);
   // pgbench's own rate excludes connection set-up; prefer it to count / duration.
   if (Number.isFinite(tps)) figures.requestsPerSecond = Math.round(tps);
+  // pgbench, a child of this process, counts as the client.
+  figures.cpuMsPerRequest = cpuPerRequest(cpuBefore, cpuTimes(), figures.completed);
+  const cpu = Object.entries(figures.cpuMsPerRequest).map(([group, ms]) => `${group} ${ms}`);
   console.log(
     `(${name}) ${label}: ${figures.requestsPerSecond} tps, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms` +
-      (failed ? `, ${failed} failed` : ''),
+      (failed ? `, ${failed} failed` : '') +
+      (cpu.length ? `; CPU ms per transaction: ${cpu.join(', ')}` : ''),
   );
   return figures;
 }

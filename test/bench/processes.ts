@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { apiStartArgs } from '../support/start-command';
 import { ROOT } from './bench-config';
 import { ADMIN_TOKEN } from './load';
 
@@ -51,7 +52,7 @@ export async function startServer(
   throw new Error(`${label} did not start:\n${readFileSync(log, 'utf8').slice(-2000)}`);
 }
 
-/** The API as production runs it (`node dist/apps/api/src/main.js`), with bench settings. */
+/** The API as production runs it (`npm start`: node, its flags, the built entry), with bench settings. */
 export function startApi(
   url: string,
   env: Record<string, string>,
@@ -60,7 +61,7 @@ export function startApi(
 ): Promise<Server> {
   return startServer(
     'api',
-    [...(options.nodeArgs ?? []), join(ROOT, 'dist/apps/api/src/main.js')],
+    [...(options.nodeArgs ?? []), ...apiStartArgs(ROOT)],
     {
       DATABASE_URL: url,
       ADMIN_API_TOKEN: ADMIN_TOKEN,

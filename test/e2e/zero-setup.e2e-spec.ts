@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { anInvoice, newKey } from '../support/invoice.builder';
+import { API_ENTRY, apiStartArgs } from '../support/start-command';
 
 const ROOT = resolve(__dirname, '../..');
-const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
+const MAIN = join(ROOT, API_ENTRY);
 const BUILD_LOCK = '/tmp/ledgerkey-build.lock';
 const BOOT_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -19,7 +20,7 @@ interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-/** `node dist/apps/api/src/main.js` as `npm start` runs it, with its output captured. */
+/** The API as `npm start` runs it (`node <flags> dist/apps/api/src/main.js`), with its output captured. */
 class ServerProcess {
   output = '';
   readonly exited: Promise<Exit>;
@@ -28,7 +29,7 @@ class ServerProcess {
 
   /** `ownProcessGroup`: the server leads a process group, as a terminal's foreground job does. */
   constructor(env: NodeJS.ProcessEnv, ownProcessGroup = false) {
-    this.child = spawn(process.execPath, [MAIN], {
+    this.child = spawn(process.execPath, apiStartArgs(ROOT), {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

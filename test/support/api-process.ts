@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { API_ENTRY, apiStartArgs } from './start-command';
 import { type TestCompany, UNLIMITED_RATE } from './test-app';
 import { testDatabaseUrl } from './test-database';
 import { TEST_SECRETS_KEY } from './test-secrets';
@@ -24,7 +25,6 @@ export const UNUSED_PAYMENT_PROVIDER = {
 };
 
 const ROOT = resolve(__dirname, '../..');
-const ENTRY = 'dist/apps/api/src/main.js';
 const LISTENING = /ledgerkey listening on (http:\/\/\S+)/;
 /**
  * Builders hold this lock exclusively (`flock /tmp/ledgerkey-build.lock npm run build`), and
@@ -45,7 +45,7 @@ export interface ApiProcessOptions {
   startTimeoutMs?: number;
 }
 
-/** The built API (`node dist/apps/api/src/main.js`) running as a child process on the test database. */
+/** The built API (`npm start`'s command: `node <flags> dist/apps/api/src/main.js`) running as a child process on the test database. */
 export interface ApiProcess {
   readonly baseUrl: string;
   readonly pid: number;
@@ -93,7 +93,8 @@ export async function startApiProcess(options: ApiProcessOptions = {}): Promise<
   };
   const release = await holdSharedLock(BUILD_LOCK);
   try {
-    if (!existsSync(join(ROOT, ENTRY))) throw new Error(`${ENTRY} is missing: run npm run build first`);
+    if (!existsSync(join(ROOT, API_ENTRY)))
+      throw new Error(`${API_ENTRY} is missing: run npm run build first`);
     return await spawnApi(env, options.startTimeoutMs ?? 30_000);
   } finally {
     await release();
@@ -114,7 +115,11 @@ export async function stopAllApiProcesses(): Promise<void> {
 }
 
 function spawnApi(env: Record<string, string>, startTimeoutMs: number): Promise<ApiProcess> {
-  const child = spawn(process.execPath, [ENTRY], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, apiStartArgs(ROOT), {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   live.add(child);
   const lines: string[] = [];
   const output = (): string => lines.join('\n');

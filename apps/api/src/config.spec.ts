@@ -16,6 +16,7 @@ describe('loadConfig', () => {
       requestBodyLimitBytes: 1_048_576,
       seedDemoCompany: true,
       runWorker: true,
+      idleGcAfterMs: 5000,
       process: { logLevel: 'log', shutdownTimeoutMs: 10_000 },
       database: { url: undefined, dataDir: '.data', statementTimeoutMs: 30_000 },
       secrets: { key: undefined, previousKey: undefined, keyFile: '.data/secrets.key' },
@@ -151,6 +152,12 @@ describe('loadConfig', () => {
     expect(config.process.shutdownTimeoutMs).toBe(4000);
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS/);
     expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '10s' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
+  });
+
+  it('reads the idle collection delay; 0 turns it off', () => {
+    expect(loadConfig({ IDLE_GC_AFTER_MS: '0' }).idleGcAfterMs).toBe(0);
+    expect(loadConfig({ IDLE_GC_AFTER_MS: '30000' }).idleGcAfterMs).toBe(30000);
+    expect(() => loadConfig({ IDLE_GC_AFTER_MS: '-1' })).toThrow(/IDLE_GC_AFTER_MS/);
   });
 
   it('reads the worker and webhook variables', () => {

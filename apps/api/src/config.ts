@@ -28,6 +28,11 @@ export interface ApiConfig {
   seedDemoCompany: boolean;
   /** RUN_WORKER: run the job worker (webhook delivery) inside the API process. */
   runWorker: boolean;
+  /**
+   * IDLE_GC_AFTER_MS: after this long without a request (following some), one full collection gives
+   * the load's garbage back (IdleCollector); 0 turns it off.
+   */
+  idleGcAfterMs: number;
   process: ProcessConfig;
   database: DatabaseConfig;
   secrets: SecretsOptions;
@@ -72,6 +77,7 @@ export function loadConfig(env: Env): ApiConfig {
     requestBodyLimitBytes: reader.integer('REQUEST_BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
     seedDemoCompany,
     runWorker: reader.boolean('RUN_WORKER', true),
+    idleGcAfterMs: reader.integer('IDLE_GC_AFTER_MS', 5000, 0, 3_600_000),
   });
   throwOnProblems(api, processConfig, database, secrets, idempotency, jobs, webhooks, payments, rateLimits);
   return {

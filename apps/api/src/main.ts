@@ -3,8 +3,9 @@ import { Logger } from '@nestjs/common';
 import { prepareDatabase } from '@ledgerkey/database';
 import { JobRunner } from '@ledgerkey/jobs';
 import { preparePaymentProvider } from '@ledgerkey/payments';
-import { ConfigError, JsonLogger, stopOnSignals } from '@ledgerkey/process';
+import { ConfigError, IdleCollector, JsonLogger, stopOnSignals } from '@ledgerkey/process';
 import { RevocationListener } from '@ledgerkey/tenancy';
+import type { Server } from 'node:http';
 import { DataSource } from 'typeorm';
 import { closeHttpServer } from './close-http-server';
 import { loadConfig } from './config';
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
     { timeoutMs: config.process.shutdownTimeoutMs, logger },
   );
   await app.listen(config.port, config.host);
+  collectWhenIdle(app.getHttpServer() as Server, config.idleGcAfterMs, logger);
   // Zero-setup: the job worker (webhook delivery) runs in this process unless RUN_WORKER=false.
   if (config.runWorker) {
     await app.get(JobRunner).start({ connectionString: database.url, concurrency: config.jobs.concurrency });
@@ -82,6 +84,27 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** After a burst of requests, one full collection gives the garbage back (IdleCollector, IDLE_GC_AFTER_MS). */
+function collectWhenIdle(server: Server, quietMs: number, logger: Logger): void {
+  if (quietMs === 0) return;
+  const collect = IdleCollector.fullCollection();
+  const idle = new IdleCollector({
+    quietMs,
+    collect: () => {
+      const started = performance.now();
+      const heapBefore = process.memoryUsage().heapUsed;
+      collect();
+      const mb = (bytes: number) => Math.round(bytes / 1_048_576);
+      logger.debug(
+        `idle collection: ${Math.round(performance.now() - started)} ms, heap ${mb(heapBefore)} → ` +
+          `${mb(process.memoryUsage().heapUsed)} MB, RSS ${mb(process.memoryUsage().rss)} MB`,
+      );
+    },
+  });
+  server.on('request', () => idle.noteActivity());
+  idle.start();
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { IdempotencyKeyRef, RecordedResponse } from './idempotency-record';
 import {
   REPLAY_CACHE_ENTRY_OVERHEAD_BYTES,
@@ -98,6 +100,24 @@ describe('ReplayCache', () => {
     const off = new ReplayCache({ maxEntries: 0, maxBytes: 1 << 20 });
     off.remember(refOf('a'), BYTES, answerOf('{}'), later(60));
     expect(off.find(refOf('a'), BYTES, NOW)).toBeNull();
+  });
+
+  it('keeps nothing outside the heap: an entry pins no Buffer pool slab', () => {
+    // A full collection, as `node --expose-gc` offers it.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const cache = new ReplayCache({ maxEntries: 5000, maxBytes: 1 << 30 });
+    gc();
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 4000; i += 1) {
+      cache.remember(refOf(`k${i}`), digestOf(`{"n":${i}}`), answerOf('{}'), later(60));
+      // What a request allocates between two answers: pooled Buffers of its own.
+      Buffer.from('x'.repeat(4000));
+    }
+    gc();
+    expect(cache.size).toBe(4000);
+    // A copied digest Buffer would be a slice of an 8 KiB slab: about 16 MB here.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024);
   });
 
   it('a key remembered again replaces its entry and its bytes', () => {

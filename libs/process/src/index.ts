@@ -5,3 +5,5 @@ export type { LogLevel, ProcessConfig } from './process-config';
 export { shutdown, stopOnSignals } from './shutdown';
 export type { ShutdownOptions, ShutdownPhase, ShutdownStep } from './shutdown';
 export { JsonLogger, jsonLogOptions, pinoLevelOf } from './json-logger';
+export { IdleCollector } from './idle-collector';
+export type { IdleCollectorOptions } from './idle-collector';

@@ -140,14 +140,16 @@ it('leaseDue takes due, unleased deliveries oldest first, counts the attempt, ca
       `UPDATE webhook_endpoints SET status = 'disabled', disabled_at = now() WHERE company_id = $1 AND id = $2`,
       [companyId, disabled],
     );
-    // Due long ago, so other suites' due deliveries (if any) come after them.
+    // Due long ago, so other suites' due deliveries (if any) come after them. Three due rows for
+    // a limit of three: the second event's delivery to the disabled endpoint is not due (four
+    // would tie on the second event's time, and the limit would take either).
     await ctx.txHost.tx.query(
       `UPDATE webhook_deliveries
-          SET next_attempt_at = CASE event_id WHEN $2 THEN '2000-01-01'::timestamptz
-                                              WHEN $3 THEN '2000-01-02'::timestamptz
-                                              ELSE now() + interval '1 hour' END
+          SET next_attempt_at = CASE WHEN event_id = $2 THEN '2000-01-01'::timestamptz
+                                     WHEN event_id = $3 AND endpoint_id <> $4 THEN '2000-01-02'::timestamptz
+                                     ELSE now() + interval '1 hour' END
         WHERE company_id = $1`,
-      [companyId, first, second],
+      [companyId, first, second, disabled],
     );
 
     const taken = await deliveries.leaseDue(3, 60_000);
