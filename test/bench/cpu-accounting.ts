@@ -10,7 +10,7 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /**
  * The CPU time (user + system) of every process now, by group: this process (the load generator)
- * is `client`; other `node` processes are the servers under test (API processes, the Redis
+ * is `client`; other Node.js processes are the servers under test (API processes, the Redis
  * baseline, the bare HTTP server); `postgres` and `redis-server` are themselves. Empty where /proc
  * is not there.
  */
@@ -45,10 +45,20 @@ export function cpuTimes(): CpuTimes {
 
 function groupOf(pid: number, comm: string): CpuGroup {
   if (pid === process.pid) return 'client';
-  if (comm === 'node' || comm.startsWith('node ')) return 'server';
+  // Node 24 names its main thread, and so the process's comm, "MainThread": ask its command line.
+  if (comm === 'node' || comm === 'MainThread') return isNode(pid) ? 'server' : 'other';
   if (comm.startsWith('postgres')) return 'postgres';
   if (comm.startsWith('redis-server')) return 'redis';
   return 'other';
+}
+
+function isNode(pid: number): boolean {
+  try {
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0];
+    return argv0 === 'node' || argv0.endsWith('/node');
+  } catch {
+    return false;
+  }
 }
 
 /** CPU ms per completed request and group between two readings; groups that spent nothing are left out. */

@@ -16,9 +16,9 @@ export interface IdleCollectorOptions {
  * Gives memory back once a burst of work is over. V8 runs a full collection when its old
  * generation reaches a limit set by the previous one, not when the load stops: after a burst of
  * requests the process keeps the burst's garbage, and its RSS stays at the peak until the next
- * burst (its memory reducer did not start within minutes in our measurements). Here, once the
- * process has been quiet for `quietMs` after doing work, one full, memory-reducing collection runs:
- * a pause of tens of milliseconds while nothing is waiting, at most once per quiet period.
+ * burst (its memory reducer had not started 10 s after a load in our measurements). Here, once
+ * the process has been quiet for `quietMs` after doing work, one full, memory-reducing collection
+ * runs: one pause while nothing is waiting, at most once per quiet period.
  *
  * `noteActivity()` is the whole per-request cost: two assignments.
  */
