@@ -34,7 +34,7 @@ import {
   warmUp,
 } from './load';
 import { PGBENCH, pgbenchLoad, pgbenchVersion, prepareScripts } from './pgbench-limit';
-import { cpuPerRequest, cpuTimes } from './cpu-accounting';
+import { cpuPerRequest, cpuTimes, describeCpu } from './cpu-accounting';
 import { type Server, killAll, rssMb, sampleRss, startApi, startServer, stop } from './processes';
 import { BASELINE_SCHEMA } from './redis-baseline/baseline-schema';
 import { deleteKeys, redisCommand, redisVersion } from './redis-probe';
@@ -484,7 +484,7 @@ async function nodeClientBaseline(
   figures.cpuMsPerRequest = cpuPerRequest(cpuBefore, cpuAfter, figures.completed);
   console.log(
     `(node-create) ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms; ` +
-      `CPU ms per create: ${JSON.stringify(figures.cpuMsPerRequest)}`,
+      `CPU ms per create: ${describeCpu(figures.cpuMsPerRequest)}`,
   );
   return figures;
 }

@@ -71,3 +71,10 @@ export function cpuPerRequest(before: CpuTimes, after: CpuTimes, completed: numb
   }
   return perRequest;
 }
+
+/** "server 3.9, postgres 4.8, …" for a line of the report; empty when nothing was measured. */
+export function describeCpu(perRequest: Record<string, number> | undefined): string {
+  return Object.entries(perRequest ?? {})
+    .map(([group, ms]) => `${group} ${ms}`)
+    .join(', ');
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { cpuPerRequest, cpuTimes } from './cpu-accounting';
+import { cpuPerRequest, cpuTimes, describeCpu } from './cpu-accounting';
 
 export const CREATE = '/v1/sales/invoices/create';
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -127,11 +127,11 @@ export function createLoad(
           result.errors + result.non2xx + result.timeouts,
         );
         figures.cpuMsPerRequest = cpuPerRequest(cpuBefore, cpuTimes(), figures.completed);
-        const cpu = Object.entries(figures.cpuMsPerRequest).map(([group, ms]) => `${group} ${ms}`);
+        const cpu = describeCpu(figures.cpuMsPerRequest);
         console.log(
           `(${name}) ${label}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms` +
             (figures.errors ? `, ${figures.errors} errors` : '') +
-            (cpu.length ? `; CPU ms per request: ${cpu.join(', ')}` : ''),
+            (cpu ? `; CPU ms per request: ${cpu}` : ''),
         );
         resolveFigures(figures);
       },

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { cpuPerRequest, cpuTimes } from './cpu-accounting';
+import { cpuPerRequest, cpuTimes, describeCpu } from './cpu-accounting';
 import { type Figures, figuresFromLatencies } from './load';
 
 const run = promisify(execFile);
@@ -103,11 +103,11 @@ export async function pgbenchLoad(
   if (Number.isFinite(tps)) figures.requestsPerSecond = Math.round(tps);
   // pgbench, a child of this process, counts as the client.
   figures.cpuMsPerRequest = cpuPerRequest(cpuBefore, cpuTimes(), figures.completed);
-  const cpu = Object.entries(figures.cpuMsPerRequest).map(([group, ms]) => `${group} ${ms}`);
+  const cpu = describeCpu(figures.cpuMsPerRequest);
   console.log(
     `(${name}) ${label}: ${figures.requestsPerSecond} tps, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms` +
       (failed ? `, ${failed} failed` : '') +
-      (cpu.length ? `; CPU ms per transaction: ${cpu.join(', ')}` : ''),
+      (cpu ? `; CPU ms per transaction: ${cpu}` : ''),
   );
   return figures;
 }

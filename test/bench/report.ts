@@ -1,3 +1,4 @@
+import { describeCpu } from './cpu-accounting';
 import type { Figures } from './load';
 
 /** One goal of issue 11, evaluated on one run. `pass` is null when a case it needs did not run. */
@@ -187,9 +188,7 @@ export function printReport(results: Figures[], goals: Goal[]): void {
     else
       console.log(
         `| ${r.name} | ${r.label} | ${r.requestsPerSecond} | ${r.p50Ms} | ${r.p99Ms} | ${r.errors} | ` +
-          `${Object.entries(r.cpuMsPerRequest ?? {})
-            .map(([group, ms]) => `${group} ${ms}`)
-            .join(', ')} |`,
+          `${describeCpu(r.cpuMsPerRequest)} |`,
       );
   }
   const extras = results.filter((r) => r.extra && !r.skipped);

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { IdleCollector } from '@ledgerkey/process';
 import type { IdempotencyKeyRef, RecordedResponse } from './idempotency-record';
 import {
   REPLAY_CACHE_ENTRY_OVERHEAD_BYTES,
@@ -103,9 +102,7 @@ describe('ReplayCache', () => {
   });
 
   it('keeps nothing outside the heap: an entry pins no Buffer pool slab', () => {
-    // A full collection, as `node --expose-gc` offers it.
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
+    const gc = IdleCollector.fullCollection();
     const cache = new ReplayCache({ maxEntries: 5000, maxBytes: 1 << 30 });
     gc();
     const before = process.memoryUsage().arrayBuffers;

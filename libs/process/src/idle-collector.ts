@@ -57,11 +57,6 @@ export class IdleCollector {
     this.timer.unref();
   }
 
-  stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
   /** One check: collects when there was work and none for `quietMs`. */
   tick(): void {
     if (!this.worked || this.now() - this.lastActivity < this.options.quietMs) return;
