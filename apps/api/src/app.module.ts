@@ -72,6 +72,7 @@ export class AppModule {
           afterClose: database.embedded?.stop,
           poolSize: config.databasePoolSize,
           statementTimeoutMs: config.database.statementTimeoutMs,
+          preparedStatements: config.database.preparedStatements,
           applicationName: 'ledgerkey-api',
           migrations: MIGRATIONS,
         }),

@@ -18,7 +18,7 @@ describe('loadConfig', () => {
       runWorker: true,
       idleGcAfterMs: 5000,
       process: { logLevel: 'log', shutdownTimeoutMs: 10_000 },
-      database: { url: undefined, dataDir: '.data', statementTimeoutMs: 30_000 },
+      database: { url: undefined, dataDir: '.data', statementTimeoutMs: 30_000, preparedStatements: 200 },
       secrets: { key: undefined, previousKey: undefined, keyFile: '.data/secrets.key' },
       idempotency: {
         ttlSeconds: 86_400,
@@ -152,6 +152,13 @@ describe('loadConfig', () => {
     expect(config.process.shutdownTimeoutMs).toBe(4000);
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS/);
     expect(() => loadConfig({ SHUTDOWN_TIMEOUT_MS: '10s' })).toThrow(/SHUTDOWN_TIMEOUT_MS/);
+  });
+
+  it('reads how many statements a connection keeps prepared; 0 turns them off', () => {
+    expect(loadConfig({}).database.preparedStatements).toBe(200);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: '0' }).database.preparedStatements).toBe(0);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: '50' }).database.preparedStatements).toBe(50);
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: '-1' })).toThrow(/DATABASE_PREPARED_STATEMENTS/);
   });
 
   it('reads the idle collection delay; 0 turns it off', () => {

@@ -15,7 +15,7 @@ describe('loadConfig (standalone worker)', () => {
   it('reads only what the worker uses, with the API’s defaults', () => {
     expect(loadConfig({ DATABASE_URL, ...PROVIDER })).toEqual({
       process: { logLevel: 'log', shutdownTimeoutMs: 10_000 },
-      database: { url: DATABASE_URL, dataDir: '.data', statementTimeoutMs: 30_000 },
+      database: { url: DATABASE_URL, dataDir: '.data', statementTimeoutMs: 30_000, preparedStatements: 200 },
       secrets: { key: undefined, previousKey: undefined, keyFile: '.data/secrets.key' },
       jobs: { concurrency: 5 },
       webhooks: {
@@ -65,6 +65,7 @@ describe('loadConfig (standalone worker)', () => {
       ...PROVIDER,
       DATA_DIR: '/var/lib/lk',
       DATABASE_STATEMENT_TIMEOUT_MS: '1500',
+      DATABASE_PREPARED_STATEMENTS: '20',
       SECRETS_KEY: key.toString('base64'),
       WORKER_CONCURRENCY: '3',
       WEBHOOK_RETRY_SCHEDULE: '1,2',
@@ -73,7 +74,12 @@ describe('loadConfig (standalone worker)', () => {
     });
     expect(config).toMatchObject({
       process: { logLevel: 'warn' },
-      database: { url: DATABASE_URL, dataDir: '/var/lib/lk', statementTimeoutMs: 1500 },
+      database: {
+        url: DATABASE_URL,
+        dataDir: '/var/lib/lk',
+        statementTimeoutMs: 1500,
+        preparedStatements: 20,
+      },
       secrets: { key, keyFile: '/var/lib/lk/secrets.key' },
       jobs: { concurrency: 3 },
       webhooks: { retryScheduleSeconds: [1, 2], sweepIntervalMs: 500 },

@@ -24,6 +24,7 @@ export class WorkerModule {
           url: config.database.url,
           poolSize: config.jobs.concurrency + 2,
           statementTimeoutMs: config.database.statementTimeoutMs,
+          preparedStatements: config.database.preparedStatements,
           applicationName: 'ledgerkey-worker',
           migrations: MIGRATIONS,
         }),

@@ -1,4 +1,5 @@
 import { DataSource, type MigrationInterface } from 'typeorm';
+import { preparingClient } from './prepared-statements';
 
 export interface DatabaseOptions {
   url: string;
@@ -11,12 +12,19 @@ export interface DatabaseOptions {
    * waits forever on a lock, it fails with SQLSTATE 57014 and its transaction rolls back.
    */
   statementTimeoutMs?: number;
+  /**
+   * Distinct parameterized statements each connection keeps prepared (named), so the server
+   * parses and plans them once per connection (default 200; 0 sends every statement unnamed, e.g.
+   * behind a pooler that cannot keep prepared statements).
+   */
+  preparedStatements?: number;
   migrations: Array<new () => MigrationInterface>;
   /** Runs after the pool is closed at shutdown, e.g. to stop an embedded server. */
   afterClose?: () => Promise<void>;
 }
 
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+export const DEFAULT_PREPARED_STATEMENTS = 200;
 
 /**
  * The one DataSource factory: the API, the CLI and the migration runner all build their
@@ -24,6 +32,7 @@ const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
  * Schema changes come only from reviewed migrations; `synchronize` stays off everywhere.
  */
 export function createDataSource(options: DatabaseOptions): DataSource {
+  const prepared = options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS;
   return new DataSource({
     type: 'postgres',
     url: options.url,
@@ -41,6 +50,7 @@ export function createDataSource(options: DatabaseOptions): DataSource {
       // that waits past the timeout is canceled (57014), which the API answers with 503 + Retry-After.
       statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
       idle_in_transaction_session_timeout: 60_000,
+      ...(prepared > 0 ? { Client: preparingClient(prepared) } : {}),
     },
   });
 }

@@ -1,4 +1,5 @@
 import { type Env, EnvReader, type ParsedConfig } from '@ledgerkey/process';
+import { DEFAULT_PREPARED_STATEMENTS } from './data-source.factory';
 
 /** Where a process's database is and how long a statement may run. */
 export interface DatabaseConfig {
@@ -8,6 +9,8 @@ export interface DatabaseConfig {
   dataDir: string;
   /** DATABASE_STATEMENT_TIMEOUT_MS: longest a statement (a lock wait included) may run before it is canceled. */
   statementTimeoutMs: number;
+  /** DATABASE_PREPARED_STATEMENTS: distinct statements a connection keeps prepared; 0 = none. */
+  preparedStatements: number;
 }
 
 export function parseDatabaseConfig(env: Env): ParsedConfig<DatabaseConfig> {
@@ -20,5 +23,11 @@ export function parseDatabaseConfig(env: Env): ParsedConfig<DatabaseConfig> {
     url,
     dataDir: reader.optional('DATA_DIR') ?? '.data',
     statementTimeoutMs: reader.integer('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    preparedStatements: reader.integer(
+      'DATABASE_PREPARED_STATEMENTS',
+      DEFAULT_PREPARED_STATEMENTS,
+      0,
+      10_000,
+    ),
   });
 }

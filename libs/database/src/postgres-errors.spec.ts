@@ -48,6 +48,7 @@ describe('isTransientDatabaseFailure', () => {
     ['a lock timeout', '55P03', 'canceling statement due to lock timeout'],
     ['a serialization failure', '40001', 'could not serialize access due to concurrent update'],
     ['a deadlock', '40P01', 'deadlock detected'],
+    ['a prepared plan a migration changed', '0A000', 'cached plan must not change result type'],
   ])('recognises %s, also inside TypeORM and cause wrappers', (_name, code, message) => {
     const driverError = Object.assign(new Error(message), { code });
     expect(isTransientDatabaseFailure(driverError)).toBe(true);
@@ -63,6 +64,7 @@ describe('isTransientDatabaseFailure', () => {
     ['a unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
     ['a check violation', Object.assign(new Error('violates check constraint'), { code: '23514' })],
     ['an undefined table', Object.assign(new Error('relation does not exist'), { code: '42P01' })],
+    ['another unsupported feature', Object.assign(new Error('not supported'), { code: '0A000' })],
     ['a plain error', new Error('boom')],
   ])('does not mistake %s for one', (_name, error) => {
     expect(isTransientDatabaseFailure(error)).toBe(false);

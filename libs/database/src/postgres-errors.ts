@@ -1,3 +1,5 @@
+import { isStalePlan } from './prepared-statements';
+
 interface PostgresErrorShape {
   code?: string;
   constraint?: string;
@@ -64,13 +66,18 @@ const TRANSIENT_STATEMENT_CODES = new Set(['57014', '55P03', '40001', '40P01']);
 /**
  * True when the request failed for a reason of the moment rather than of the request: the
  * database could not be reached (`isConnectionLoss`) or aborted the statement for a timeout, a
- * lock, a serialization failure or a deadlock. Either way its transaction rolled back and a retry
- * may succeed. Follows TypeORM's `driverError` and `cause` chains.
+ * lock, a serialization failure, a deadlock, or a prepared statement whose result columns a
+ * migration changed (`isStalePlan`; the connection prepares it afresh next time). Either way its
+ * transaction rolled back and a retry may succeed. Follows TypeORM's `driverError` and `cause` chains.
  */
 export function isTransientDatabaseFailure(error: unknown): boolean {
   return (
     isConnectionLoss(error) ||
-    someInChain(error, ({ code }) => typeof code === 'string' && TRANSIENT_STATEMENT_CODES.has(code))
+    someInChain(
+      error,
+      (link) =>
+        (typeof link.code === 'string' && TRANSIENT_STATEMENT_CODES.has(link.code)) || isStalePlan(link),
+    )
   );
 }
 
