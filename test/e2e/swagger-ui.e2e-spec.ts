@@ -25,8 +25,11 @@ const describeInBrowser = available ? describe : describe.skip;
 async function openCreateInvoice(page: Page): Promise<{ idempotencyKey: string }> {
   const operation = page.locator(CREATE_OPERATION);
   const tryOut = operation.locator('button.try-out__btn');
-  // Deep linking re-opens the operation after a reload; only a closed one needs a click.
-  if (!(await operation.locator('.opblock-body').isVisible())) {
+  // Deep linking re-opens the operation named in the URL's hash after a reload, some time after
+  // the page loads: wait for that instead of clicking (a click then would close it again).
+  if (new URL(page.url()).hash.includes('createSalesInvoice')) {
+    await operation.locator('.opblock-body').waitFor();
+  } else {
     await operation.locator('.opblock-summary').first().click();
   }
   await tryOut.click();
