@@ -56,6 +56,14 @@ describe('isTransientDatabaseFailure', () => {
     expect(isTransientDatabaseFailure(new Error('commit failed', { cause: driverError }))).toBe(true);
   });
 
+  it('recognises a changed prepared plan by the server routine when the message is localized', () => {
+    const driverError = Object.assign(new Error('el plan almacenado no debe cambiar el tipo de resultado'), {
+      code: '0A000',
+      routine: 'RevalidateCachedQuery',
+    });
+    expect(isTransientDatabaseFailure(new QueryFailedError('SELECT 1', [], driverError))).toBe(true);
+  });
+
   it('includes connection loss', () => {
     expect(isTransientDatabaseFailure(new Error('Connection terminated unexpectedly'))).toBe(true);
   });

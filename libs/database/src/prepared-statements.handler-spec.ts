@@ -78,7 +78,7 @@ describe('prepared statements', () => {
       () => undefined,
       (error: unknown) => error,
     );
-    expect(stale).toMatchObject({ driverError: { code: '0A000' } });
+    expect(stale).toMatchObject({ driverError: { code: '0A000', routine: 'RevalidateCachedQuery' } });
     expect(isTransientDatabaseFailure(stale)).toBe(true);
     expect(await dataSource.query(text, [1])).toEqual([{ id: 1, label: 'one', extra: 7 }]);
   });

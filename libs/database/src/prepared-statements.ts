@@ -55,12 +55,20 @@ function isValueList(values: unknown): values is unknown[] {
   return Array.isArray(values) && values.length > 0;
 }
 
-/** SQLSTATE 0A000 as raised for a prepared statement whose result columns changed under it. */
+/**
+ * SQLSTATE 0A000 as raised for a prepared statement whose result columns changed under it. 0A000
+ * alone means any unsupported feature; the server's routine (`RevalidateCachedQuery`) names this
+ * one whatever the server's `lc_messages`, the English message is the fallback.
+ */
 export function isStalePlan(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const { code, routine, message } = (error ?? {}) as {
+    code?: unknown;
+    routine?: unknown;
+    message?: unknown;
+  };
   return (
     code === '0A000' &&
-    typeof message === 'string' &&
-    message.includes('cached plan must not change result type')
+    (routine === 'RevalidateCachedQuery' ||
+      (typeof message === 'string' && message.includes('cached plan must not change result type')))
   );
 }
