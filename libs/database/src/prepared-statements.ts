@@ -4,7 +4,7 @@ import { Client, type QueryResult } from 'pg';
  * Named prepared statements per connection, so PostgreSQL parses, analyses and plans a statement
  * once per connection instead of on every call. Measured on the create path's own statements
  * (docs/performance.md): the server's CPU per create fell by a quarter on PostgreSQL 15 and by
- * about 40 % on 18, whose plan cache also keeps the plans of SQL functions and constraints' helpers.
+ * about 40 % on 18 (whose plan cache also serves SQL-language functions, such as the constraints' helpers).
  *
  * Only parameterized statements are named (`query(text, values)` with at least one value, which is
  * how TypeORM and the repositories send SQL); fixed text (`COMMIT`, DDL) stays on the simple
