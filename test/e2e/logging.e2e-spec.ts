@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import { CapturedLogs } from '../support/captured-logs';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { testDatabasePool } from '../support/test-database';
@@ -7,29 +8,12 @@ import { testDatabasePool } from '../support/test-database';
 const CREATE = '/v1/sales/invoices/create';
 const FAILING_NOTES = 'LOGGING-SPEC-FAIL';
 
-interface LogLine {
-  level: string;
-  msg: string;
-  req?: { id: string; method: string; url: string };
-  res?: { statusCode: number };
-  responseTime?: number;
-  companyId?: string;
-  operation?: string;
-  idempotencyKey?: string;
-  err?: { type: string; message: string; stack: string };
-  [field: string]: unknown;
-}
-
-/** Everything the application writes to stdout (its JSON logs), kept here instead of printed. */
-let written: string[] = [];
+const logs = new CapturedLogs();
 let db: Pool;
 
 beforeAll(() => {
   db = testDatabasePool();
-  jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    written.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-    return true;
-  });
+  logs.capture();
 });
 
 afterAll(async () => {
@@ -37,19 +21,8 @@ afterAll(async () => {
   await db?.end();
 });
 
-function logLines(): LogLine[] {
-  return written
-    .join('')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as LogLine);
-}
-
-function requestLine(requestId: string): LogLine {
-  const lines = logLines().filter((line) => line.msg.startsWith('request ') && line.req?.id === requestId);
-  expect(lines).toHaveLength(1);
-  return lines[0];
-}
+const logLines = () => logs.lines();
+const requestLine = (requestId: string) => logs.requestLine(requestId);
 
 /** The request line is written when the response finishes, which may be just after the client has it. */
 async function settle(): Promise<void> {
@@ -71,7 +44,7 @@ describe('at LOG_LEVEL=error (as every test runs)', () => {
 
   it('writes nothing for successful and refused requests', async () => {
     const company = await t.newCompany();
-    written = [];
+    logs.clear();
     expect(
       (
         await t.http
@@ -85,7 +58,7 @@ describe('at LOG_LEVEL=error (as every test runs)', () => {
       400,
     );
     await settle();
-    expect(written).toEqual([]);
+    expect(logs.written).toEqual([]);
   });
 });
 
@@ -114,7 +87,7 @@ describe('at LOG_LEVEL=log', () => {
   });
 
   beforeEach(() => {
-    written = [];
+    logs.clear();
   });
 
   it('writes one JSON line per request: id, company, operation, key, status, duration; no headers, no body', async () => {
@@ -146,7 +119,7 @@ describe('at LOG_LEVEL=log', () => {
     });
     expect(Object.keys(line.req!).sort()).toEqual(['id', 'method', 'url']);
     expect(line.responseTime).toEqual(expect.any(Number));
-    const everything = written.join('');
+    const everything = logs.written.join('');
     expect(everything).not.toContain(company.apiKey);
     expect(everything).not.toContain(customerName);
   });

@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { AssetsModule } from '@ledgerkey/assets';
 import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
 import { EInvoicingModule } from '@ledgerkey/einvoicing';
@@ -44,6 +44,7 @@ import { WebhookEndpointsController } from './webhooks/webhook-endpoints.control
 import { ApiKeysController } from './api-keys/api-keys.controller';
 import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-details';
 import { replayBodySealer } from './replay-body-sealer';
+import { ReplayFrontDoor } from './replay-front-door/replay-front-door';
 import { ProblemDetailsFilter } from './problem-details.filter';
 import { requestIdFor } from './request-id';
 import { requestValidationPipe } from './request-validation';
@@ -54,6 +55,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        DiscoveryModule,
         LoggingModule.forRoot(config.process.logLevel),
         MetricsModule,
         ClsModule.forRoot({
@@ -153,6 +155,7 @@ export class AppModule {
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_PIPE, useValue: requestValidationPipe },
         AdminTokenGuard,
+        ReplayFrontDoor,
       ],
     };
   }

@@ -10,6 +10,7 @@ import { setupObservability } from './observability';
 import { setupOpenApi } from './openapi';
 import { pathParameterDecoding } from './path-parameters';
 import { parseQuery } from './query-parser';
+import { ReplayFrontDoor } from './replay-front-door/replay-front-door';
 
 /** The HTTP application exactly as production runs it (tests use this too). */
 export async function createApp(
@@ -28,6 +29,8 @@ export async function createApp(
   app.disable('x-powered-by');
   app.set('query parser', parseQuery);
   setupOpenApi(app);
+  // Byte-identical retries answered from the replay cache before Express and Nest see them.
+  app.get(ReplayFrontDoor).install(app.getHttpServer());
   // Hears of API key revocations made through any process; stopped by app.close() or main's stop.
   await app.get(RevocationListener).start(database.url);
   return app;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { ClsServiceManager } from 'nestjs-cls';
 
@@ -10,8 +11,8 @@ const REQUEST_ID = Symbol('REQUEST_ID');
  * (which asks first), the CLS context and the problem+json filter all name the same id.
  * Honours a sane client-sent X-Request-Id (for correlating logs); otherwise makes one.
  */
-export function requestIdFor(request: Request): string {
-  const withId = request as Request & { [REQUEST_ID]?: string };
+export function requestIdFor(request: IncomingMessage): string {
+  const withId = request as IncomingMessage & { [REQUEST_ID]?: string };
   const sent = request.headers['x-request-id'];
   withId[REQUEST_ID] ??=
     typeof sent === 'string' && CLIENT_REQUEST_ID.test(sent) ? sent : `req_${randomUUID()}`;

@@ -12,3 +12,11 @@ export function fingerprintOf(normalizedRequest: unknown): Buffer {
   if (canonical === undefined) throw new Error('request payload has no JSON representation');
   return createHash('sha256').update(canonical, 'utf8').digest();
 }
+
+/**
+ * SHA-256 of a request body's exact bytes: what a byte-identical retry is recognised by before
+ * its body is parsed or validated (`KnownRequest.requestDigest`).
+ */
+export function requestDigestOf(bytes: Buffer): Buffer {
+  return createHash('sha256').update(bytes).digest();
+}

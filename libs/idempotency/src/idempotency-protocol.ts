@@ -101,6 +101,14 @@ export abstract class IdempotentExecutor {
   abstract findReplay(request: KnownRequest): Promise<IdempotentAnswer | null>;
 
   /**
+   * `findReplay` from the process's replay cache alone, without waiting: for a caller that answers
+   * before the framework's pipeline runs (the API's replay front door). `admit` runs on a hit only,
+   * and a hit it refuses (e.g. a rate limit) is not answered nor counted as a replay. Null on a
+   * miss, a refusal, or without a cache: nothing was read, nothing is owed.
+   */
+  abstract findCachedReplay(request: KnownRequest, admit: () => boolean): IdempotentAnswer | null;
+
+  /**
    * `findReplay` from the database: for a request whose body no longer validates (a rule that
    * changed since the key finished), so that its retry still gets the stored answer.
    */
@@ -191,14 +199,18 @@ export class IdempotencyProtocol extends IdempotentExecutor {
   }
 
   async findReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
-    const ref = refOf(request);
-    const now = this.clock.now();
-    const cache = this.options.replayCache;
-    if (cache === undefined) return this.readReplay(ref, request, now);
+    if (this.options.replayCache === undefined) {
+      return this.readReplay(refOf(request), request, this.clock.now());
+    }
     // With a cache, a miss reads nothing: most requests carry a new key, and a retry this process
     // has not kept is answered by the claim, which reads a finished record without the lock.
-    const kept = cache.find(ref, request.requestDigest, now);
-    if (!kept) return null;
+    return this.findCachedReplay(request, () => true);
+  }
+
+  findCachedReplay(request: KnownRequest, admit: () => boolean): IdempotentAnswer | null {
+    const ref = refOf(request);
+    const kept = this.options.replayCache?.find(ref, request.requestDigest, this.clock.now());
+    if (!kept || !admit()) return null;
     this.observer.observe(ref.operation, 'replayed');
     return { ...kept, outcome: 'replayed' };
   }
@@ -578,6 +590,10 @@ export class UnkeyedExecutor extends IdempotentExecutor {
 
   findReplay(): Promise<IdempotentAnswer | null> {
     return Promise.resolve(null);
+  }
+
+  findCachedReplay(): IdempotentAnswer | null {
+    return null;
   }
 
   findStoredReplay(): Promise<IdempotentAnswer | null> {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   type CallHandler,
   type ExecutionContext,
@@ -10,6 +9,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import type { ExternalEffect } from './external-effect';
+import { requestDigestOf } from './fingerprint';
 import { parseIdempotencyKey } from './idempotency-key';
 import { IdempotencyKeyInvalidError, IdempotencyKeyMissingError } from './idempotency.errors';
 import { IDEMPOTENCY_OBSERVER, type IdempotencyObserver } from './idempotency.observer';
@@ -22,10 +22,9 @@ import {
 import { IdempotentExecutor } from './idempotency-protocol';
 import { OPERATOR_TENANT_ID } from './idempotency-record';
 import {
-  IDEMPOTENT_REQUEST,
   IDEMPOTENT_ROUTE,
   VALIDATED_BODY,
-  type IdempotentRequest,
+  noteIdempotentRequest,
   type IdempotentRouteOptions,
 } from './idempotent-route';
 import { sendRecordedResponse } from './recorded-response.writer';
@@ -34,7 +33,6 @@ type IdempotentHttpRequest = Request & {
   /** The body's exact bytes, kept by the application's JSON parser (Nest's `rawBody`). */
   rawBody?: Buffer;
   [VALIDATED_BODY]?: object;
-  [IDEMPOTENT_REQUEST]?: IdempotentRequest;
 };
 
 const OPERATOR_SCOPE: IdempotencyScope = { tenantId: OPERATOR_TENANT_ID };
@@ -58,7 +56,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const route = this.reflector.get<IdempotentRouteOptions>(IDEMPOTENT_ROUTE, context.getHandler());
     const http = context.switchToHttp();
     const request = http.getRequest<IdempotentHttpRequest>();
-    request[IDEMPOTENT_REQUEST] = { operation: route.operation };
+    noteIdempotentRequest(request, { operation: route.operation });
     return from(this.handle(route, request, http.getResponse<Response>(), next));
   }
 
@@ -69,9 +67,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     next: CallHandler,
   ): Promise<void> {
     const key = this.keyOf(route, request);
-    request[IDEMPOTENT_REQUEST] = { operation: route.operation, key };
+    noteIdempotentRequest(request, { operation: route.operation, key });
     const scope = route.scope === 'operator' ? OPERATOR_SCOPE : this.options.resolveScope(request);
-    const requestDigest = digestOf(request.rawBody);
+    // Undefined when the parser kept no bytes (no body).
+    const requestDigest = request.rawBody && requestDigestOf(request.rawBody);
     const known = requestDigest && { operation: route, tenantId: scope.tenantId, key, requestDigest };
     // A retry of a finished key with the same bytes, answered before validation.
     const replay = known ? await this.executor.findReplay(known) : null;
@@ -117,11 +116,6 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw error;
     }
   }
-}
-
-/** SHA-256 of the request bytes; undefined when the parser kept none (no body). */
-function digestOf(rawBody: Buffer | undefined): Buffer | undefined {
-  return rawBody === undefined ? undefined : createHash('sha256').update(rawBody).digest();
 }
 
 function isFingerprintSource(value: object): value is FingerprintSource {

@@ -22,6 +22,16 @@ export function idempotentRequestOf(request: object): IdempotentRequest | undefi
   return (request as { [IDEMPOTENT_REQUEST]?: IdempotentRequest })[IDEMPOTENT_REQUEST];
 }
 
+/** Notes what `idempotentRequestOf` answers for this request (whoever handles it: the interceptor, or an answer made before routing). */
+export function noteIdempotentRequest(request: object, idempotent: IdempotentRequest): void {
+  (request as { [IDEMPOTENT_REQUEST]?: IdempotentRequest })[IDEMPOTENT_REQUEST] = idempotent;
+}
+
+/** The options `@Idempotent` gave a route handler; undefined for any other handler. */
+export function idempotentRouteOf(handler: object): IdempotentRouteOptions | undefined {
+  return Reflect.getMetadata(IDEMPOTENT_ROUTE, handler) as IdempotentRouteOptions | undefined;
+}
+
 export interface IdempotentRouteOptions<TResult = unknown> extends IdempotentOperation<TResult> {
   /** The request body's DTO class: validated before the key is looked at. */
   body: Type<object>;

@@ -13,6 +13,7 @@ export type {
   IdempotentAnswer,
   IdempotentCall,
   IdempotentOperation,
+  KnownRequest,
 } from './idempotency-protocol';
 export type {
   EffectAttempt,
@@ -60,7 +61,7 @@ export {
   IdempotencyLeaseLostError,
 } from './idempotency.errors';
 export { parseIdempotencyKey, IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency-key';
-export { fingerprintOf } from './fingerprint';
+export { fingerprintOf, requestDigestOf } from './fingerprint';
 export {
   IDEMPOTENCY_OBSERVER,
   IDEMPOTENCY_OUTCOMES,
@@ -80,6 +81,7 @@ export type { IdempotencyConfig } from './idempotency-config';
 export { IdempotencyModule } from './idempotency.module';
 export { Idempotent, IdempotentBody } from './idempotent.decorator';
 export { IdempotencyInterceptor } from './idempotency.interceptor';
-export { idempotentRequestOf } from './idempotent-route';
+export { sendRecordedResponse } from './recorded-response.writer';
+export { idempotentRequestOf, idempotentRouteOf, noteIdempotentRequest } from './idempotent-route';
 export type { IdempotentRequest, IdempotentRouteOptions } from './idempotent-route';
 export type { FingerprintSource, IdempotencyModuleOptions, IdempotencyScope } from './idempotency.options';

@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { hashApiKey } from './api-key';
 import { ApiKeysRepository, type VerifiedApiKey } from './api-keys/api-keys.repository';
 import type { Company } from './company';
@@ -10,7 +11,7 @@ import { ForbiddenError, RateLimitedError, UnauthorizedError } from './tenancy.e
 
 const COMPANY = Symbol('COMPANY');
 
-type AuthenticatedRequest = Request & { [COMPANY]?: Company };
+type AuthenticatedRequest = IncomingMessage & { [COMPANY]?: Company };
 
 /** The auth scheme name is case-insensitive (RFC 9110 §11.1). */
 const BEARER = /^Bearer ([A-Za-z0-9_-]{1,200})$/i;
@@ -49,10 +50,9 @@ export class ApiKeyGuard implements CanActivate {
    */
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    const request = http.getRequest<AuthenticatedRequest>();
-    const response = http.getResponse<Response>();
-    const match = BEARER.exec(request.headers.authorization ?? '');
-    const hash = match ? hashApiKey(match[1]) : undefined;
+    const request = http.getRequest<Request & AuthenticatedRequest>();
+    const response = http.getResponse<ServerResponse>();
+    const hash = bearerHashOf(request);
     const hashHex = hash?.toString('hex');
     let key = hashHex === undefined ? undefined : this.verified.get(hashHex);
     if (!key) {
@@ -67,8 +67,32 @@ export class ApiKeyGuard implements CanActivate {
       }
     }
     admit(response, this.limiter.company(key.company.id));
-    if (key.scope === 'read_only' && !READ_METHODS.has(request.method)) throw new ForbiddenError();
+    if (!mayCall(key, request.method)) throw new ForbiddenError();
     request[COMPANY] = key.company;
+    return true;
+  }
+
+  /**
+   * The key of a request that this process verified recently and that may make this call: from
+   * memory, nothing looked up or taken from a rate limit. Undefined when `canActivate` must
+   * decide (no key, one not verified recently, a read_only key on a write).
+   */
+  recentlyVerifiedKeyOf(request: IncomingMessage): VerifiedApiKey | undefined {
+    const hash = bearerHashOf(request);
+    const key = hash && this.verified.get(hash.toString('hex'));
+    return key && mayCall(key, request.method) ? key : undefined;
+  }
+
+  /**
+   * Admits a request of a `recentlyVerifiedKeyOf` key as `canActivate` would: takes from its
+   * company's rate limit (setting the RateLimit headers) and marks the request authenticated.
+   * False, with nothing taken or set, when the limit refuses: `canActivate` then answers `429`.
+   */
+  admitRecentlyVerified(request: IncomingMessage, response: ServerResponse, key: VerifiedApiKey): boolean {
+    const decision = this.limiter.company(key.company.id);
+    if (!decision.allowed) return false;
+    setRateLimitHeaders(response, decision);
+    (request as AuthenticatedRequest)[COMPANY] = key.company;
     return true;
   }
 
@@ -87,12 +111,26 @@ export class ApiKeyGuard implements CanActivate {
   }
 }
 
+/** The SHA-256 of the request's bearer key; undefined without a well-formed one. */
+function bearerHashOf(request: IncomingMessage): Buffer | undefined {
+  const match = BEARER.exec(request.headers.authorization ?? '');
+  return match ? hashApiKey(match[1]) : undefined;
+}
+
+function mayCall(key: VerifiedApiKey, method: string | undefined): boolean {
+  return key.scope !== 'read_only' || READ_METHODS.has(method ?? '');
+}
+
 /** Sets the RateLimit headers of a decision; @throws RateLimitedError when it refused. */
-function admit(response: Response, decision: BucketDecision): void {
+function admit(response: ServerResponse, decision: BucketDecision): void {
+  setRateLimitHeaders(response, decision);
+  if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
+}
+
+function setRateLimitHeaders(response: ServerResponse, decision: BucketDecision): void {
   response.setHeader('RateLimit-Limit', String(decision.limit));
   response.setHeader('RateLimit-Remaining', String(decision.remaining));
   response.setHeader('RateLimit-Reset', String(decision.resetSeconds));
-  if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds);
 }
 
 /** The company authenticated by `ApiKeyGuard`. */
@@ -103,7 +141,7 @@ export function companyOf(request: Request): Company {
 }
 
 /** The company `ApiKeyGuard` authenticated, or undefined if it did not (yet), e.g. for request logs. */
-export function authenticatedCompanyOf(request: Request): Company | undefined {
+export function authenticatedCompanyOf(request: IncomingMessage): Company | undefined {
   return (request as AuthenticatedRequest)[COMPANY];
 }
 

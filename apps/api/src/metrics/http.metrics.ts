@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable } from '@nestjs/common';
 import type { Request, RequestHandler } from 'express';
 import { Histogram, Registry } from 'prom-client';
@@ -36,14 +37,19 @@ export class HttpMetrics {
 
   /** Mounted before the body parser, so refused bodies are measured too. */
   readonly middleware: RequestHandler = (request, response, next) => {
+    this.time(request, response, () => routeLabelOf(request));
+    next();
+  };
+
+  /** Times a request until its response closes; `routeOf` names its route template then. */
+  time(request: IncomingMessage, response: ServerResponse, routeOf: () => string): void {
     const end = this.duration.startTimer();
     response.once('close', () =>
       end({
         method: request.method,
-        route: routeLabelOf(request),
+        route: routeOf(),
         status_class: statusClassOf(response.statusCode),
       }),
     );
-    next();
-  };
+  }
 }
