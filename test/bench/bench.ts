@@ -26,6 +26,7 @@ import {
   createLoad,
   createsOver,
   figuresFromLatencies,
+  interleavedLoads,
   invoiceBody,
   newCompany,
   postCreate,
@@ -132,6 +133,9 @@ async function main(): Promise<void> {
 
 /** Without the replay cache: every replay reads PostgreSQL (`replay-uncached`, `keys-replay`). */
 const REPLAY_CACHE_OFF = { IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' };
+
+/** Turns of `keys-replay` and its control: each gets `BENCH_SECONDS` in this many slices. */
+const KEY_ROUNDS = 4;
 
 /**
  * Default start (the worker runs in the API process): create, single series, replay (answered
@@ -629,42 +633,70 @@ async function bareHttp(run: Run, url: string): Promise<void> {
 async function manyKeys(run: Run): Promise<void> {
   const { config } = run;
   const url = await migratedDatabase(run, 'keys');
+  const controlUrl = await migratedDatabase(run, 'keysctl');
   const label = config.storedKeys.toLocaleString('en-US');
   // Without the replay cache, like `replay-uncached`: the goal is about the stored keys' index.
-  // The same process, companies and keys measure the replays before and after the keys are
-  // stored, back to back: only the table's size differs between the two.
+  // Two processes, each on a database of its own with the same companies and replay keys: the
+  // keys are stored in one, and the two are then measured in turns (A B A B …), so that what the
+  // machine does after writing gigabytes — writeback, its memory daemons — weighs on both alike.
+  // The first is also measured before the keys are stored (`keys-replay-before`), for the record.
   const uncached = await startApi(url, REPLAY_CACHE_OFF, run.dir, config);
+  const control = await startApi(controlUrl, REPLAY_CACHE_OFF, run.dir, config);
   let many: Company[];
   try {
-    many = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(uncached.baseUrl, i)));
-    const replay = await newCompany(uncached.baseUrl, 901);
-    await warmUp(uncached.baseUrl, many);
-    const keys = await replayKeys(uncached.baseUrl, replay);
-    const replays = async (name: string, what: string): Promise<Figures> => {
-      // The same warm-up as `replay-uncached`: one pass over the keys.
-      await warmUpReplays(uncached.baseUrl, keys);
-      await drainJobs(url);
-      return createLoad(name, what, uncached.baseUrl, config, replaysOf(keys));
+    const prepare = async (api: Server) => {
+      const companiesOf = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(api.baseUrl, i)));
+      const replay = await newCompany(api.baseUrl, 901);
+      await warmUp(api.baseUrl, companiesOf);
+      return { many: companiesOf, replay, keys: await replayKeys(api.baseUrl, replay) };
     };
+    const big = await prepare(uncached);
+    const small = await prepare(control);
+    many = big.many;
+    // The same warm-up as `replay-uncached`: one pass over the keys.
+    await warmUpReplays(uncached.baseUrl, big.keys);
+    await drainJobs(url);
     run.results.push(
-      await replays(
+      await createLoad(
         'keys-replay-before',
         'replay before the keys are stored, IDEMPOTENCY_REPLAY_CACHE_SIZE=0',
+        uncached.baseUrl,
+        config,
+        replaysOf(big.keys),
       ),
     );
     const seed = await seedKeys(
       url,
-      [...many, replay].map((c) => c.companyId),
+      [...big.many, big.replay].map((c) => c.companyId),
       config.storedKeys,
     );
-    const replayFigures = await replays(
-      'keys-replay',
-      `replay, ${label} keys stored, IDEMPOTENCY_REPLAY_CACHE_SIZE=0`,
+    await warmUpReplays(uncached.baseUrl, big.keys);
+    await warmUpReplays(control.baseUrl, small.keys);
+    await drainJobs(url);
+    await drainJobs(controlUrl);
+    const [controlFigures, replayFigures] = await interleavedLoads(
+      [
+        {
+          name: 'keys-replay-control',
+          label: `replay on a database without the stored keys, in turns with keys-replay (${KEY_ROUNDS} rounds), IDEMPOTENCY_REPLAY_CACHE_SIZE=0`,
+          urls: control.baseUrl,
+          next: replaysOf(small.keys),
+        },
+        {
+          name: 'keys-replay',
+          label: `replay, ${label} keys stored, in turns with keys-replay-control, IDEMPOTENCY_REPLAY_CACHE_SIZE=0`,
+          urls: uncached.baseUrl,
+          next: replaysOf(big.keys),
+        },
+      ],
+      config,
+      KEY_ROUNDS,
     );
     replayFigures.extra = seed;
-    run.results.push(replayFigures);
+    run.results.push(controlFigures, replayFigures);
   } finally {
     await stop(uncached);
+    await stop(control);
   }
   // keys-create on a default start, like `create`.
   const api = await startApi(url, {}, run.dir, config);

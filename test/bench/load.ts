@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { cpuPerRequest, cpuTimes, describeCpu } from './cpu-accounting';
+import { cpuPerRequest, cpuTimes, describeCpu, type CpuTimes } from './cpu-accounting';
 
 export const CREATE = '/v1/sales/invoices/create';
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -77,22 +77,92 @@ export interface KeyedRequest {
   body: string;
 }
 
+/** What one autocannon run measured, before it is turned into `Figures`. */
+interface Measured {
+  latencies: number[];
+  errors: number;
+  seconds: number;
+  cpuBefore: CpuTimes;
+  cpuAfter: CpuTimes;
+}
+
 /**
  * Drives POST /v1/sales/invoices/create with autocannon. `next` names each request's company,
  * key and body. Several URLs split the connections between them (client-side round robin).
  * Latencies are recorded per response (autocannon's own histogram has 1 ms resolution).
  */
-export function createLoad(
+export async function createLoad(
   name: string,
   label: string,
   urls: string | string[],
-  { connections, seconds }: { connections: number; seconds: number },
+  config: { connections: number; seconds: number },
   next: (n: number) => KeyedRequest,
 ): Promise<Figures> {
+  return figuresOf(name, label, [await measure(urls, config, next)]);
+}
+
+/** One load that `interleavedLoads` runs in turns with others. */
+export interface InterleavedLoad {
+  name: string;
+  label: string;
+  urls: string | string[];
+  next: (n: number) => KeyedRequest;
+}
+
+/**
+ * Runs several loads in turns — `rounds` slices of `seconds / rounds` each, A B A B … — and
+ * figures each over all its slices: the loads share whatever the machine does meanwhile, so their
+ * ratio is about them, not about the minutes between them.
+ */
+export async function interleavedLoads(
+  loads: InterleavedLoad[],
+  { connections, seconds }: { connections: number; seconds: number },
+  rounds: number,
+): Promise<Figures[]> {
+  const slices = loads.map((): Measured[] => []);
+  const slice = { connections, seconds: Math.max(1, Math.round(seconds / rounds)) };
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, load] of loads.entries())
+      slices[index].push(await measure(load.urls, slice, load.next));
+  }
+  return loads.map((load, index) => figuresOf(load.name, load.label, slices[index]));
+}
+
+/** Figures over one or more measured slices, printed as a case line. */
+function figuresOf(name: string, label: string, slices: Measured[]): Figures {
+  const figures = figuresFromLatencies(
+    name,
+    label,
+    slices.flatMap((slice) => slice.latencies),
+    slices.reduce((sum, slice) => sum + slice.seconds, 0),
+    slices.reduce((sum, slice) => sum + slice.errors, 0),
+  );
+  const spent = (which: 'cpuBefore' | 'cpuAfter') => {
+    const total: CpuTimes = { server: 0, postgres: 0, redis: 0, client: 0, other: 0 };
+    for (const slice of slices) {
+      for (const group of Object.keys(total) as Array<keyof CpuTimes>) total[group] += slice[which][group];
+    }
+    return total;
+  };
+  figures.cpuMsPerRequest = cpuPerRequest(spent('cpuBefore'), spent('cpuAfter'), figures.completed);
+  const cpu = describeCpu(figures.cpuMsPerRequest);
+  console.log(
+    `(${name}) ${label}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms` +
+      (figures.errors ? `, ${figures.errors} errors` : '') +
+      (cpu ? `; CPU ms per request: ${cpu}` : ''),
+  );
+  return figures;
+}
+
+function measure(
+  urls: string | string[],
+  { connections, seconds }: { connections: number; seconds: number },
+  next: (n: number) => KeyedRequest,
+): Promise<Measured> {
   let n = 0;
   const latencies: number[] = [];
   const cpuBefore = cpuTimes();
-  return new Promise((resolveFigures, reject) => {
+  return new Promise((resolveMeasured, reject) => {
     const instance = autocannon(
       {
         // autocannon accepts several URLs at run time; its type says one.
@@ -119,21 +189,13 @@ export function createLoad(
       },
       (error: unknown, result: autocannon.Result) => {
         if (error) return reject(error instanceof Error ? error : new Error(String(error)));
-        const figures = figuresFromLatencies(
-          name,
-          label,
+        resolveMeasured({
           latencies,
-          result.duration,
-          result.errors + result.non2xx + result.timeouts,
-        );
-        figures.cpuMsPerRequest = cpuPerRequest(cpuBefore, cpuTimes(), figures.completed);
-        const cpu = describeCpu(figures.cpuMsPerRequest);
-        console.log(
-          `(${name}) ${label}: ${figures.requestsPerSecond} req/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms` +
-            (figures.errors ? `, ${figures.errors} errors` : '') +
-            (cpu ? `; CPU ms per request: ${cpu}` : ''),
-        );
-        resolveFigures(figures);
+          errors: result.errors + result.non2xx + result.timeouts,
+          seconds: result.duration,
+          cpuBefore,
+          cpuAfter: cpuTimes(),
+        });
       },
     );
     instance.on('response', (_client, statusCode, _bytes, responseTime) => {
