@@ -27,4 +27,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # The flags of package.json's start script (docs/performance.md, "Memory").
-CMD ["node", "--max-semi-space-size=16", "dist/apps/api/src/main.js"]
+CMD ["node", "--max-semi-space-size=8", "dist/apps/api/src/main.js"]
