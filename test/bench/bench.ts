@@ -665,11 +665,23 @@ async function manyKeys(run: Run): Promise<void> {
         replaysOf(big.keys),
       ),
     );
+    // The control's process gets the same load before the seeding (its JIT as warm as the other's).
+    await warmUpReplays(control.baseUrl, small.keys);
+    await createLoad(
+      'keys-replay-control-warm-up',
+      'the control process under the same load before the seeding (not a case)',
+      control.baseUrl,
+      config,
+      replaysOf(small.keys),
+    );
     const seed = await seedKeys(
       url,
       [...big.many, big.replay].map((c) => c.companyId),
       config.storedKeys,
     );
+    // The control's table gets what the seeding gives the other one (VACUUM, ANALYZE): the same
+    // statistics-based plans on both sides.
+    await vacuumRecords(controlUrl);
     await warmUpReplays(uncached.baseUrl, big.keys);
     await warmUpReplays(control.baseUrl, small.keys);
     await drainJobs(url);
@@ -714,6 +726,16 @@ async function manyKeys(run: Run): Promise<void> {
     );
   } finally {
     await stop(api);
+  }
+}
+
+async function vacuumRecords(url: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('VACUUM (ANALYZE) idempotency_records');
+  } finally {
+    await client.end();
   }
 }
 

@@ -110,9 +110,10 @@ export interface InterleavedLoad {
 }
 
 /**
- * Runs several loads in turns — `rounds` slices of `seconds / rounds` each, A B A B … — and
- * figures each over all its slices: the loads share whatever the machine does meanwhile, so their
- * ratio is about them, not about the minutes between them.
+ * Runs several loads in turns — `rounds` slices of `seconds / rounds` each, A B, B A, A B … (the
+ * order reversed every other round, so neither always follows the other) — and figures each over
+ * all its slices: the loads share whatever the machine does meanwhile, so their ratio is about
+ * them, not about the minutes between them.
  */
 export async function interleavedLoads(
   loads: InterleavedLoad[],
@@ -122,8 +123,9 @@ export async function interleavedLoads(
   const slices = loads.map((): Measured[] => []);
   const slice = { connections, seconds: Math.max(1, Math.round(seconds / rounds)) };
   for (let round = 0; round < rounds; round++) {
-    for (const [index, load] of loads.entries())
-      slices[index].push(await measure(load.urls, slice, load.next));
+    const order = loads.map((_, index) => index);
+    if (round % 2 === 1) order.reverse();
+    for (const index of order) slices[index].push(await measure(loads[index].urls, slice, loads[index].next));
   }
   return loads.map((load, index) => figuresOf(load.name, load.label, slices[index]));
 }
