@@ -637,7 +637,7 @@ async function manyKeys(run: Run): Promise<void> {
   const label = config.storedKeys.toLocaleString('en-US');
   // Without the replay cache, like `replay-uncached`: the goal is about the stored keys' index.
   // Two processes, each on a database of its own with the same companies and replay keys: the
-  // keys are stored in one, and the two are then measured in turns (A B A B …), so that what the
+  // keys are stored in one, and the two are then measured in turns (A B, B A …), so that what the
   // machine does after writing gigabytes — writeback, its memory daemons — weighs on both alike.
   // The first is also measured before the keys are stored (`keys-replay-before`), for the record.
   const uncached = await startApi(url, REPLAY_CACHE_OFF, run.dir, config);
@@ -781,11 +781,11 @@ async function seedKeys(
     }),
   );
   const inserted = Math.round((Date.now() - t0) / 100) / 10;
-  const client = new Client({ connectionString: url });
-  await client.connect();
   // VACUUM as well: an insert-only table of this size otherwise gets its first autovacuum (and
   // every tuple its hint bits) during the measurement.
-  await client.query('VACUUM (ANALYZE) idempotency_records');
+  await vacuumRecords(url);
+  const client = new Client({ connectionString: url });
+  await client.connect();
   await client.query('CHECKPOINT').catch(() => undefined);
   const total = Math.round((Date.now() - t0) / 100) / 10;
   const { rows } = await client.query<{ size: string }>(

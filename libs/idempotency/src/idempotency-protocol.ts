@@ -109,6 +109,13 @@ export abstract class IdempotentExecutor {
   abstract findCachedReplay(request: KnownRequest, admit: () => boolean): IdempotentAnswer | null;
 
   /**
+   * Whether the replay cache holds an unexpired answer of this key, for whatever bytes: the cheap
+   * test before `findCachedReplay`, so that a request with a new key (a create) is not read or
+   * digested for a lookup that must miss. False without a cache.
+   */
+  abstract holdsCachedReplay(request: Omit<KnownRequest, 'requestDigest'>): boolean;
+
+  /**
    * `findReplay` from the database: for a request whose body no longer validates (a rule that
    * changed since the key finished), so that its retry still gets the stored answer.
    */
@@ -213,6 +220,10 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     if (!kept || !admit()) return null;
     this.observer.observe(ref.operation, 'replayed');
     return { ...kept, outcome: 'replayed' };
+  }
+
+  holdsCachedReplay(request: Omit<KnownRequest, 'requestDigest'>): boolean {
+    return this.options.replayCache?.holds(refOf(request), this.clock.now()) === true;
   }
 
   findStoredReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
@@ -594,6 +605,10 @@ export class UnkeyedExecutor extends IdempotentExecutor {
 
   findCachedReplay(): IdempotentAnswer | null {
     return null;
+  }
+
+  holdsCachedReplay(): boolean {
+    return false;
   }
 
   findStoredReplay(): Promise<IdempotentAnswer | null> {

@@ -41,6 +41,18 @@ describe('ReplayCache', () => {
     expect(cache.byteSize).toBe(0);
   });
 
+  it('holds a key, whatever its bytes, until it expires; not another key, tenant or operation', () => {
+    const cache = new ReplayCache({ maxEntries: 10, maxBytes: 1 << 20 });
+    cache.remember(refOf('a'), BYTES, answerOf('{"id":1}'), later(60));
+
+    expect(cache.holds(refOf('a'), NOW)).toBe(true);
+    expect(cache.holds(refOf('a'), later(59.999))).toBe(true);
+    expect(cache.holds(refOf('a'), later(60))).toBe(false);
+    expect(cache.holds(refOf('b'), NOW)).toBe(false);
+    expect(cache.holds({ ...refOf('a'), tenantId: '7f1c4a52-0000-4000-8000-000000000002' }, NOW)).toBe(false);
+    expect(cache.holds({ ...refOf('a'), operation: 'test.other.create' }, NOW)).toBe(false);
+  });
+
   it('other bytes, another key, tenant or operation find nothing; the entry stays', () => {
     const cache = new ReplayCache({ maxEntries: 10, maxBytes: 1 << 20 });
     cache.remember(refOf('a'), BYTES, answerOf('{"id":1}'), later(60));

@@ -76,6 +76,15 @@ export class ReplayCache {
   }
 
   /**
+   * Whether an answer of this key is kept and unexpired at `now`, whatever bytes finished it:
+   * without one, a request's bytes need not be read or digested to know `find` would miss.
+   */
+  holds(ref: IdempotencyKeyRef, now: Date): boolean {
+    const entry = this.entries.get(cacheKeyOf(ref));
+    return entry !== undefined && entry.expiresAtMs > now.getTime();
+  }
+
+  /**
    * Keeps the replay of a finished, committed key: `answer` exactly as a replay from the database
    * would be, `expiresAt` the record's (or earlier). An answer larger than `maxBytes` is not kept.
    */

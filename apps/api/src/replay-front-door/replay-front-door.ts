@@ -54,8 +54,9 @@ const JSON_UTF8 = /^application\/json\s*(;\s*charset="?utf-8"?\s*)?$/i;
  * - a JSON body with a Content-Length within REQUEST_BODY_LIMIT_BYTES, not compressed;
  * - a valid Idempotency-Key, and an API key this process verified recently
  *   (`ApiKeyGuard.recentlyVerifiedKeyOf`: revocations are heard as by the guard);
- * - the replay cache holds the key's answer for these exact bytes, and the company's rate limit
- *   admits the request (as the guard would: same bucket, same RateLimit headers).
+ * - the replay cache holds an answer of that key (checked before the body is read: a create, with
+ *   a new key, goes on at once), for these exact bytes, and the company's rate limit admits the
+ *   request (as the guard would: same bucket, same RateLimit headers).
  * Everything else — a miss, a refusal, a new key — goes on to Express with its body untouched
  * (`peekBody` puts the bytes back), so the framework decides exactly as without the front door.
  * The answer is logged, timed and counted as the route's would be.
@@ -133,23 +134,21 @@ export class ReplayFrontDoor {
     const idempotencyKey = keyOf(headers['idempotency-key']);
     const apiKey = idempotencyKey === undefined ? undefined : this.guard.recentlyVerifiedKeyOf(request);
     if (idempotencyKey === undefined || apiKey === undefined) return undefined;
-    return { route, length, idempotencyKey, apiKey };
+    const candidate = { route, length, idempotencyKey, apiKey };
+    // A key the cache does not hold (a create, nearly always) goes on without its body being read.
+    return this.executor.holdsCachedReplay(knownKeyOf(candidate)) ? candidate : undefined;
   }
 
   /** Sends the cached replay; false (nothing sent, nothing taken) when there is none to send. */
   private answer(
     request: IncomingMessage,
     response: ServerResponse,
-    { route, idempotencyKey, apiKey }: Candidate,
+    candidate: Candidate,
     bytes: Buffer,
   ): boolean {
+    const { route, idempotencyKey, apiKey } = candidate;
     const replay = this.executor.findCachedReplay(
-      {
-        operation: route.operation,
-        tenantId: apiKey.company.id,
-        key: idempotencyKey,
-        requestDigest: requestDigestOf(bytes),
-      },
+      { ...knownKeyOf(candidate), requestDigest: requestDigestOf(bytes) },
       () => {
         // In the route's order: the request id (first header of every answer), then the guard's.
         response.setHeader('X-Request-Id', requestIdFor(request));
@@ -170,6 +169,11 @@ export class ReplayFrontDoor {
 }
 
 function noop(): void {}
+
+/** The key of a candidate as the idempotency layer names it: tenant, operation, key. */
+function knownKeyOf({ route, idempotencyKey, apiKey }: Candidate) {
+  return { operation: route.operation, tenantId: apiKey.company.id, key: idempotencyKey };
+}
 
 function keyOf(header: string | string[] | undefined): string | undefined {
   try {
