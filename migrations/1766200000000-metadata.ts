@@ -23,12 +23,7 @@ export class Metadata1766200000000 implements MigrationInterface {
     // At most 20 keys of 1–40 code points without [ ], string values of at most 500.
     await db.query(`
       CREATE FUNCTION is_valid_metadata(m jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-        SELECT jsonb_typeof(m) = 'object'
-           AND (SELECT count(*) <= 20
-                   AND coalesce(bool_and(length(key) BETWEEN 1 AND 40 AND key !~ '[][]'
-                                         AND jsonb_typeof(value) = 'string'
-                                         AND length(value #>> '{}') <= 500), true)
-                  FROM jsonb_each(m))
+        SELECT ${METADATA_BOUNDS}
       $$`);
     for (const table of TABLES) {
       await db.query(`
@@ -93,3 +88,12 @@ async function replaceGuards(db: QueryRunner, extra: { invoice: string; payment:
       RETURN NEW;
     END $$`);
 }
+
+/** True when jsonb `m` is metadata within the bounds above. */
+export const METADATA_BOUNDS = `
+        jsonb_typeof(m) = 'object'
+           AND (SELECT count(*) <= 20
+                   AND coalesce(bool_and(length(key) BETWEEN 1 AND 40 AND key !~ '[][]'
+                                         AND jsonb_typeof(value) = 'string'
+                                         AND length(value #>> '{}') <= 500), true)
+                  FROM jsonb_each(m))`;

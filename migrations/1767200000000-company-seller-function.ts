@@ -15,6 +15,17 @@ export class CompanySellerFunction1767200000000 implements MigrationInterface {
     await db.query(`
       CREATE FUNCTION company_seller(p_company_id uuid) RETURNS jsonb
       LANGUAGE sql STABLE AS $$
+        ${COMPANY_SELLER_QUERY}
+      $$`);
+  }
+
+  async down(db: QueryRunner): Promise<void> {
+    await db.query(`DROP FUNCTION company_seller(uuid)`);
+  }
+}
+
+/** The seller snapshot of company `p_company_id`; no row (an unknown company) gives NULL. */
+export const COMPANY_SELLER_QUERY = `
         SELECT jsonb_build_object(
                  'legalName', coalesce(legal_name, name),
                  'vatId', vat_id,
@@ -27,11 +38,4 @@ export class CompanySellerFunction1767200000000 implements MigrationInterface {
                  'iban', iban,
                  'email', email,
                  'peppolId', peppol_id)
-          FROM companies WHERE id = p_company_id
-      $$`);
-  }
-
-  async down(db: QueryRunner): Promise<void> {
-    await db.query(`DROP FUNCTION company_seller(uuid)`);
-  }
-}
+          FROM companies WHERE id = p_company_id`;

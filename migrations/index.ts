@@ -20,6 +20,7 @@ import { ProviderEvents1766300000000 } from './1766300000000-provider-events';
 import { IsafSettingsFixedAssets1766700000000 } from './1766700000000-isaf-settings-fixed-assets';
 import { PaymentRefundsNoTruncate1767100000000 } from './1767100000000-payment-refunds-no-truncate';
 import { CompanySellerFunction1767200000000 } from './1767200000000-company-seller-function';
+import { PlpgsqlRowFunctions1767300000000 } from './1767300000000-plpgsql-row-functions';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -44,4 +45,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   IsafSettingsFixedAssets1766700000000,
   PaymentRefundsNoTruncate1767100000000,
   CompanySellerFunction1767200000000,
+  PlpgsqlRowFunctions1767300000000,
 ];

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { defaultPoolSize } from '../../libs/database/src/data-source.factory';
 
 /** Compiled to dist/bench/test/bench/: the repository is four levels up. */
 export const ROOT = resolve(__dirname, '../../../..');
@@ -37,6 +38,10 @@ export interface BenchConfig {
   pgbenchClients: number;
   /** `-M` of pgbench (BENCH_PGBENCH_PROTOCOL): simple sends literal SQL, one message per statement. */
   pgbenchProtocol: 'simple' | 'extended' | 'prepared';
+  /**
+   * BENCH_POOL_SIZE: the pool of every API process and of the Redis setup alike (default: the
+   * API's own default, `defaultPoolSize()`).
+   */
   poolSize: number;
   /**
    * Node arguments of every API process and of the Redis baseline: `--cpu-prof` into
@@ -84,7 +89,7 @@ export function loadBenchConfig(): BenchConfig {
       : [],
     pgbenchClients: positive('BENCH_PGBENCH_CLIENTS', positive('BENCH_CONNECTIONS', 16)),
     pgbenchProtocol: protocol as BenchConfig['pgbenchProtocol'],
-    poolSize: 10,
+    poolSize: positive('BENCH_POOL_SIZE', defaultPoolSize()),
     groups,
   };
 }

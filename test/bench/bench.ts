@@ -22,6 +22,7 @@ import {
   ADMIN_TOKEN,
   type Company,
   type Figures,
+  type InterleavedLoad,
   type KeyedRequest,
   createLoad,
   createsOver,
@@ -82,10 +83,16 @@ async function main(): Promise<void> {
   try {
     machine = await machineInfo(run);
     const url = await migratedDatabase(run, 'main');
-    if (on('ours')) await ledgerkeyDefaultStart(run, url);
+    // Up beside ours, so each Redis case runs in turns with its ledgerkey case (see TURNS).
+    const redisSetup = on('redis') ? await startRedisSetup(run) : undefined;
+    try {
+      if (on('ours')) await ledgerkeyDefaultStart(run, url, redisSetup);
+      else if (redisSetup) await redisSetupAlone(run, redisSetup);
+    } finally {
+      await redisSetup?.stop();
+    }
     if (on('worker') || on('idempotency') || on('scale')) await ledgerkeyWithoutWorker(run, url);
     if (on('pgbench') || on('node')) await databaseLimit(run, url);
-    if (on('redis')) await redisBaseline(run);
     if (on('http')) await bareHttp(run, url);
     if (on('keys')) await manyKeys(run);
   } finally {
@@ -138,12 +145,27 @@ const REPLAY_CACHE_OFF = { IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' };
 const KEY_ROUNDS = 4;
 
 /**
+ * Turns of a ledgerkey case and its Redis-setup case (create, single, replay): each gets
+ * `BENCH_SECONDS` in this many slices, A B, B A …, so the ratio is about the two setups and not
+ * about what the machine did in the minutes between them.
+ */
+const TURNS = 4;
+
+/** A ledgerkey case alone, or in turns with its Redis-setup case when that setup is up. */
+function inTurns(run: Run, ours: InterleavedLoad, redis: InterleavedLoad | undefined): Promise<Figures[]> {
+  if (!redis) return createLoad(ours.name, ours.label, ours.urls, run.config, ours.next).then((f) => [f]);
+  return interleavedLoads([ours, redis], run.config, TURNS);
+}
+
+/**
  * Default start (the worker runs in the API process): create, single series, replay (answered
  * from the replay cache), memory; then the same replays on a second process without the cache.
  */
-async function ledgerkeyDefaultStart(run: Run, url: string): Promise<void> {
+async function ledgerkeyDefaultStart(run: Run, url: string, redis: RedisSetup | undefined): Promise<void> {
   const { config } = run;
   const api = await startApi(url, {}, run.dir, config);
+  const versus = redis && 'baseUrl' in redis ? redis : undefined;
+  if (redis && 'skipped' in redis) run.results.push(...redis.skipped);
   let keys: KeyedRequest[];
   try {
     const { many, single, replay } = await companies(run, api);
@@ -153,12 +175,20 @@ async function ledgerkeyDefaultStart(run: Run, url: string): Promise<void> {
     await sleep(config.settleSeconds * 1000);
     const idleRssMb = rssMb(api.child.pid as number);
     const sampler = sampleRss(api.child.pid as number);
-    const create = await createLoad(
-      'create',
-      'create, 50 companies (default start: worker in the process)',
-      api.baseUrl,
-      config,
-      createsOver('create', many),
+    const [create, redisCreate] = await inTurns(
+      run,
+      {
+        name: 'create',
+        label: 'create, 50 companies (default start: worker in the process)',
+        urls: api.baseUrl,
+        next: createsOver('create', many),
+      },
+      versus && {
+        name: 'redis-create',
+        label: REDIS_CASES.create,
+        urls: versus.baseUrl,
+        next: createsOver('rc', versus.many),
+      },
     );
     const underLoad = sampler.stop();
     const backlog = await drainJobs(url);
@@ -173,31 +203,49 @@ async function ledgerkeyDefaultStart(run: Run, url: string): Promise<void> {
       jobDrainSeconds: backlog.seconds,
     };
     console.log(`  memory: ${JSON.stringify(create.extra)}`);
-    run.results.push(create);
+    run.results.push(create, ...(redisCreate ? [redisCreate] : []));
 
-    const singleFigures = await createLoad(
-      'single',
-      'create, one company (one number series)',
-      api.baseUrl,
-      config,
-      createsOver('single', [single]),
+    const [singleFigures, redisSingle] = await inTurns(
+      run,
+      {
+        name: 'single',
+        label: 'create, one company (one number series)',
+        urls: api.baseUrl,
+        next: createsOver('single', [single]),
+      },
+      versus && {
+        name: 'redis-single',
+        label: REDIS_CASES.single,
+        urls: versus.baseUrl,
+        next: createsOver('rs', [versus.single]),
+      },
     );
     const singleBacklog = await drainJobs(url);
     singleFigures.extra = { jobBacklogAfterLoad: singleBacklog.jobs, jobDrainSeconds: singleBacklog.seconds };
-    run.results.push(singleFigures);
+    run.results.push(singleFigures, ...(redisSingle ? [redisSingle] : []));
 
     // Created by this process: their answers are in its replay cache from the first request on.
     keys = await replayKeys(api.baseUrl, replay);
     run.replayAnswer = await replayAnswer(api.baseUrl, replay, keys[0].key, keys[0].body);
     await drainJobs(url);
+    const redisKeys = versus && (await replayKeys(versus.baseUrl, versus.replay));
     run.results.push(
-      await createLoad(
-        'replay',
-        'replay of a finished key (from the replay cache)',
-        api.baseUrl,
-        config,
-        replaysOf(keys),
-      ),
+      ...(await inTurns(
+        run,
+        {
+          name: 'replay',
+          label: 'replay of a finished key (from the replay cache)',
+          urls: api.baseUrl,
+          next: replaysOf(keys),
+        },
+        versus &&
+          redisKeys && {
+            name: 'redis-replay',
+            label: REDIS_CASES.replay,
+            urls: versus.baseUrl,
+            next: replaysOf(redisKeys),
+          },
+      )),
     );
   } finally {
     await stop(api);
@@ -496,19 +544,27 @@ async function nodeClientBaseline(
 // ---------------------------------------------------------------------------------------------
 // The Redis-plugin setup
 
-async function redisBaseline(run: Run): Promise<void> {
+const REDIS_CASES = {
+  create: 'Redis setup: create, 50 companies',
+  single: 'Redis setup: create, one company (one number series)',
+  replay: 'Redis setup: replay of a finished key',
+};
+
+/** The Redis-plugin setup, up and checked, with its companies; or why its cases are skipped. */
+type RedisSetup =
+  | { baseUrl: string; many: Company[]; single: Company; replay: Company; stop(): Promise<void> }
+  | { skipped: Figures[]; stop(): Promise<void> };
+
+async function startRedisSetup(run: Run): Promise<RedisSetup> {
   const { config } = run;
-  const names = [
-    ['redis-create', 'Redis setup: create, 50 companies'],
-    ['redis-single', 'Redis setup: create, one company (one number series)'],
-    ['redis-replay', 'Redis setup: replay of a finished key'],
-  ];
   const redis = await redisVersion(config.redisUrl);
   if ('unavailable' in redis) {
     const reason = `no Redis at ${config.redisUrl} (${redis.unavailable}); start one or set REDIS_URL`;
     console.log(`SKIPPED the Redis setup: ${reason}`);
-    for (const [name, label] of names) run.results.push(skipped(name, label, reason));
-    return;
+    const skippedCases = Object.entries(REDIS_CASES).map(([name, label]) =>
+      skipped(`redis-${name}`, label, reason),
+    );
+    return { skipped: skippedCases, stop: async () => undefined };
   }
   const url = await emptyDatabase(run, 'redis');
   const schema = new Client({ connectionString: url });
@@ -528,27 +584,51 @@ async function redisBaseline(run: Run): Promise<void> {
     },
     run.dir,
   );
+  const stopBaseline = async () => {
+    await stop(baseline);
+    const deleted = await deleteKeys(config.redisUrl, prefix).catch(() => 0);
+    console.log(`  removed ${deleted} bench keys from Redis`);
+  };
   try {
     const many = await Promise.all(Array.from({ length: 50 }, (_, i) => newCompany(baseline.baseUrl, i)));
     const single = await newCompany(baseline.baseUrl, 900);
     const replay = await newCompany(baseline.baseUrl, 901);
     await checkRedisReplays(baseline.baseUrl, url, config.redisUrl, prefix, many[0]);
     await warmUp(baseline.baseUrl, many);
-    run.results.push(
-      await createLoad('redis-create', names[0][1], baseline.baseUrl, config, createsOver('rc', many)),
-    );
-    run.results.push(
-      await createLoad('redis-single', names[1][1], baseline.baseUrl, config, createsOver('rs', [single])),
-    );
-    const keys = await replayKeys(baseline.baseUrl, replay);
-    run.results.push(
-      await createLoad('redis-replay', names[2][1], baseline.baseUrl, config, replaysOf(keys)),
-    );
-  } finally {
-    await stop(baseline);
-    const deleted = await deleteKeys(config.redisUrl, prefix).catch(() => 0);
-    console.log(`  removed ${deleted} bench keys from Redis`);
+    return { baseUrl: baseline.baseUrl, many, single, replay, stop: stopBaseline };
+  } catch (error) {
+    await stopBaseline();
+    throw error;
   }
+}
+
+/** `BENCH_ONLY` without `ours`: the Redis cases one after the other. */
+async function redisSetupAlone(run: Run, redis: RedisSetup): Promise<void> {
+  if ('skipped' in redis) {
+    run.results.push(...redis.skipped);
+    return;
+  }
+  const { config } = run;
+  run.results.push(
+    await createLoad(
+      'redis-create',
+      REDIS_CASES.create,
+      redis.baseUrl,
+      config,
+      createsOver('rc', redis.many),
+    ),
+    await createLoad(
+      'redis-single',
+      REDIS_CASES.single,
+      redis.baseUrl,
+      config,
+      createsOver('rs', [redis.single]),
+    ),
+  );
+  const keys = await replayKeys(redis.baseUrl, redis.replay);
+  run.results.push(
+    await createLoad('redis-replay', REDIS_CASES.replay, redis.baseUrl, config, replaysOf(keys)),
+  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import { defaultPoolSize } from '@ledgerkey/database';
 import { ConfigError } from '@ledgerkey/process';
 import { configProblemsOf } from '../../../test/support/config-problems';
 import { loadConfig } from './config';
@@ -11,7 +12,7 @@ describe('loadConfig', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
       host: '127.0.0.1',
-      databasePoolSize: 10,
+      databasePoolSize: defaultPoolSize(),
       adminApiToken: undefined,
       requestBodyLimitBytes: 1_048_576,
       seedDemoCompany: true,

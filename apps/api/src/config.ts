@@ -1,4 +1,4 @@
-import { type DatabaseConfig, parseDatabaseConfig } from '@ledgerkey/database';
+import { type DatabaseConfig, defaultPoolSize, parseDatabaseConfig } from '@ledgerkey/database';
 import { type IdempotencyConfig, parseIdempotencyConfig } from '@ledgerkey/idempotency';
 import { type JobsConfig, parseJobsConfig } from '@ledgerkey/jobs';
 import { parsePaymentsConfig, type PaymentsConfig } from '@ledgerkey/payments';
@@ -21,7 +21,7 @@ import { parseWebhookConfig, type WebhookOptions } from '@ledgerkey/webhooks';
 export interface ApiConfig {
   port: number;
   host: string;
-  /** DATABASE_POOL_SIZE: connections of this process's pool. */
+  /** DATABASE_POOL_SIZE: connections of this process's pool (default: twice the cores, at least 4). */
   databasePoolSize: number;
   adminApiToken: string | undefined;
   requestBodyLimitBytes: number;
@@ -72,7 +72,7 @@ export function loadConfig(env: Env): ApiConfig {
   const api = reader.parsed({
     port: reader.integer('PORT', 3000, 0, 65535),
     host: reader.optional('HOST') ?? '127.0.0.1',
-    databasePoolSize: reader.integer('DATABASE_POOL_SIZE', 10, 1, 200),
+    databasePoolSize: reader.integer('DATABASE_POOL_SIZE', defaultPoolSize(), 1, 200),
     adminApiToken,
     requestBodyLimitBytes: reader.integer('REQUEST_BODY_LIMIT_BYTES', 1_048_576, 1024, 16 * 1_048_576),
     seedDemoCompany,

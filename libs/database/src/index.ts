@@ -1,4 +1,4 @@
-export { createDataSource, runMigrations, migrationsUpToDate } from './data-source.factory';
+export { createDataSource, defaultPoolSize, runMigrations, migrationsUpToDate } from './data-source.factory';
 export type { DatabaseOptions } from './data-source.factory';
 export { DatabaseModule, transactionalPlugin } from './database.module';
 export { parseDatabaseConfig } from './database-config';
