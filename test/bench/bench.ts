@@ -151,10 +151,42 @@ const KEY_ROUNDS = 4;
  */
 const TURNS = 4;
 
-/** A ledgerkey case alone, or in turns with its Redis-setup case when that setup is up. */
-function inTurns(run: Run, ours: InterleavedLoad, redis: InterleavedLoad | undefined): Promise<Figures[]> {
-  if (!redis) return createLoad(ours.name, ours.label, ours.urls, run.config, ours.next).then((f) => [f]);
-  return interleavedLoads([ours, redis], run.config, TURNS);
+/** A case's load and, for creates, where its invoices go (`database`: checked after the case). */
+type TurnLoad = InterleavedLoad & { database?: { url: string; companies: Company[] } };
+
+/**
+ * A ledgerkey case alone, or in turns with its Redis-setup case when that setup is up. A create
+ * case must have stored one invoice per 2xx answer: a replay counted as a create fails the run.
+ */
+async function inTurns(run: Run, ours: TurnLoad, redis: TurnLoad | undefined): Promise<Figures[]> {
+  const loads = redis ? [ours, redis] : [ours];
+  const before = await Promise.all(loads.map((load) => invoicesOf(load.database)));
+  const figures = redis
+    ? await interleavedLoads(loads, run.config, TURNS)
+    : [await createLoad(ours.name, ours.label, ours.urls, run.config, ours.next)];
+  const after = await Promise.all(loads.map((load) => invoicesOf(load.database)));
+  figures.forEach((case_, index) => {
+    const stored = after[index] - before[index];
+    if (loads[index].database && stored < case_.completed) {
+      throw new Error(`${case_.name}: ${case_.completed} creates answered, ${stored} invoices stored`);
+    }
+  });
+  return figures;
+}
+
+async function invoicesOf(database: TurnLoad['database']): Promise<number> {
+  if (!database) return 0;
+  const client = new Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM invoices WHERE company_id = ANY($1::uuid[])',
+      [database.companies.map((company) => company.companyId)],
+    );
+    return rows[0].n;
+  } finally {
+    await client.end();
+  }
 }
 
 /**
@@ -182,12 +214,14 @@ async function ledgerkeyDefaultStart(run: Run, url: string, redis: RedisSetup | 
         label: 'create, 50 companies (default start: worker in the process)',
         urls: api.baseUrl,
         next: createsOver('create', many),
+        database: { url, companies: many },
       },
       versus && {
         name: 'redis-create',
         label: REDIS_CASES.create,
         urls: versus.baseUrl,
         next: createsOver('rc', versus.many),
+        database: { url: versus.url, companies: versus.many },
       },
     );
     const underLoad = sampler.stop();
@@ -212,12 +246,14 @@ async function ledgerkeyDefaultStart(run: Run, url: string, redis: RedisSetup | 
         label: 'create, one company (one number series)',
         urls: api.baseUrl,
         next: createsOver('single', [single]),
+        database: { url, companies: [single] },
       },
       versus && {
         name: 'redis-single',
         label: REDIS_CASES.single,
         urls: versus.baseUrl,
         next: createsOver('rs', [versus.single]),
+        database: { url: versus.url, companies: [versus.single] },
       },
     );
     const singleBacklog = await drainJobs(url);
@@ -552,7 +588,7 @@ const REDIS_CASES = {
 
 /** The Redis-plugin setup, up and checked, with its companies; or why its cases are skipped. */
 type RedisSetup =
-  | { baseUrl: string; many: Company[]; single: Company; replay: Company; stop(): Promise<void> }
+  | { baseUrl: string; url: string; many: Company[]; single: Company; replay: Company; stop(): Promise<void> }
   | { skipped: Figures[]; stop(): Promise<void> };
 
 async function startRedisSetup(run: Run): Promise<RedisSetup> {
@@ -595,7 +631,7 @@ async function startRedisSetup(run: Run): Promise<RedisSetup> {
     const replay = await newCompany(baseline.baseUrl, 901);
     await checkRedisReplays(baseline.baseUrl, url, config.redisUrl, prefix, many[0]);
     await warmUp(baseline.baseUrl, many);
-    return { baseUrl: baseline.baseUrl, many, single, replay, stop: stopBaseline };
+    return { baseUrl: baseline.baseUrl, url, many, single, replay, stop: stopBaseline };
   } catch (error) {
     await stopBaseline();
     throw error;

@@ -122,10 +122,13 @@ export async function interleavedLoads(
 ): Promise<Figures[]> {
   const slices = loads.map((): Measured[] => []);
   const slice = { connections, seconds: Math.max(1, Math.round(seconds / rounds)) };
+  // Each load numbers its requests across its slices: a create's key is never sent twice.
+  const sent = loads.map(() => 0);
+  const nextOf = (index: number) => () => loads[index].next((sent[index] += 1));
   for (let round = 0; round < rounds; round++) {
     const order = loads.map((_, index) => index);
     if (round % 2 === 1) order.reverse();
-    for (const index of order) slices[index].push(await measure(loads[index].urls, slice, loads[index].next));
+    for (const index of order) slices[index].push(await measure(loads[index].urls, slice, nextOf(index)));
   }
   return loads.map((load, index) => figuresOf(load.name, load.label, slices[index]));
 }
