@@ -141,29 +141,38 @@ async function main(): Promise<void> {
 /** Without the replay cache: every replay reads PostgreSQL (`replay-uncached`, `keys-replay`). */
 const REPLAY_CACHE_OFF = { IDEMPOTENCY_REPLAY_CACHE_SIZE: '0' };
 
-/** Turns of `keys-replay` and its control: each gets `BENCH_SECONDS` in this many slices. */
-const KEY_ROUNDS = 4;
-
 /**
- * Turns of a ledgerkey case and its Redis-setup case (create, single, replay): each gets
- * `BENCH_SECONDS` in this many slices, A B, B A …, so the ratio is about the two setups and not
- * about what the machine did in the minutes between them.
+ * Cases compared in turns (a ledgerkey case and its Redis-setup case; `keys-replay` and its
+ * control) each get `BENCH_SECONDS` in this many slices, A B, B A …, so their ratio is about them
+ * and not about what the machine did in the minutes between them.
  */
 const TURNS = 4;
 
 /** A case's load and, for creates, where its invoices go (`database`: checked after the case). */
 type TurnLoad = InterleavedLoad & { database?: { url: string; companies: Company[] } };
 
+/** Creates over `companies` of the setup at `baseUrl`, whose invoices go to database `url`. */
+function createCase(
+  name: string,
+  label: string,
+  baseUrl: string,
+  url: string,
+  companies: Company[],
+): TurnLoad {
+  return { name, label, urls: baseUrl, next: createsOver(name, companies), database: { url, companies } };
+}
+
 /**
- * A ledgerkey case alone, or in turns with its Redis-setup case when that setup is up. A create
- * case must have stored one invoice per 2xx answer: a replay counted as a create fails the run.
+ * A case alone, or in turns with a second one (its Redis-setup case, when that setup is up). A
+ * create case must have stored one invoice per 2xx answer: a replay counted as a create fails
+ * the run.
  */
-async function inTurns(run: Run, ours: TurnLoad, redis: TurnLoad | undefined): Promise<Figures[]> {
-  const loads = redis ? [ours, redis] : [ours];
+async function inTurns(run: Run, first: TurnLoad, second?: TurnLoad): Promise<Figures[]> {
+  const loads = second ? [first, second] : [first];
   const before = await Promise.all(loads.map((load) => invoicesOf(load.database)));
-  const figures = redis
+  const figures = second
     ? await interleavedLoads(loads, run.config, TURNS)
-    : [await createLoad(ours.name, ours.label, ours.urls, run.config, ours.next)];
+    : [await createLoad(first.name, first.label, first.urls, run.config, first.next)];
   const after = await Promise.all(loads.map((load) => invoicesOf(load.database)));
   figures.forEach((case_, index) => {
     const stored = after[index] - before[index];
@@ -193,11 +202,9 @@ async function invoicesOf(database: TurnLoad['database']): Promise<number> {
  * Default start (the worker runs in the API process): create, single series, replay (answered
  * from the replay cache), memory; then the same replays on a second process without the cache.
  */
-async function ledgerkeyDefaultStart(run: Run, url: string, redis: RedisSetup | undefined): Promise<void> {
+async function ledgerkeyDefaultStart(run: Run, url: string, versus: RedisSetup | undefined): Promise<void> {
   const { config } = run;
   const api = await startApi(url, {}, run.dir, config);
-  const versus = redis && 'baseUrl' in redis ? redis : undefined;
-  if (redis && 'skipped' in redis) run.results.push(...redis.skipped);
   let keys: KeyedRequest[];
   try {
     const { many, single, replay } = await companies(run, api);
@@ -209,20 +216,14 @@ async function ledgerkeyDefaultStart(run: Run, url: string, redis: RedisSetup | 
     const sampler = sampleRss(api.child.pid as number);
     const [create, redisCreate] = await inTurns(
       run,
-      {
-        name: 'create',
-        label: 'create, 50 companies (default start: worker in the process)',
-        urls: api.baseUrl,
-        next: createsOver('create', many),
-        database: { url, companies: many },
-      },
-      versus && {
-        name: 'redis-create',
-        label: REDIS_CASES.create,
-        urls: versus.baseUrl,
-        next: createsOver('rc', versus.many),
-        database: { url: versus.url, companies: versus.many },
-      },
+      createCase(
+        'create',
+        'create, 50 companies (default start: worker in the process)',
+        api.baseUrl,
+        url,
+        many,
+      ),
+      versus && redisCases(versus).create,
     );
     const underLoad = sampler.stop();
     const backlog = await drainJobs(url);
@@ -241,20 +242,8 @@ async function ledgerkeyDefaultStart(run: Run, url: string, redis: RedisSetup | 
 
     const [singleFigures, redisSingle] = await inTurns(
       run,
-      {
-        name: 'single',
-        label: 'create, one company (one number series)',
-        urls: api.baseUrl,
-        next: createsOver('single', [single]),
-        database: { url, companies: [single] },
-      },
-      versus && {
-        name: 'redis-single',
-        label: REDIS_CASES.single,
-        urls: versus.baseUrl,
-        next: createsOver('rs', [versus.single]),
-        database: { url: versus.url, companies: [versus.single] },
-      },
+      createCase('single', 'create, one company (one number series)', api.baseUrl, url, [single]),
+      versus && redisCases(versus).single,
     );
     const singleBacklog = await drainJobs(url);
     singleFigures.extra = { jobBacklogAfterLoad: singleBacklog.jobs, jobDrainSeconds: singleBacklog.seconds };
@@ -264,7 +253,6 @@ async function ledgerkeyDefaultStart(run: Run, url: string, redis: RedisSetup | 
     keys = await replayKeys(api.baseUrl, replay);
     run.replayAnswer = await replayAnswer(api.baseUrl, replay, keys[0].key, keys[0].body);
     await drainJobs(url);
-    const redisKeys = versus && (await replayKeys(versus.baseUrl, versus.replay));
     run.results.push(
       ...(await inTurns(
         run,
@@ -274,13 +262,7 @@ async function ledgerkeyDefaultStart(run: Run, url: string, redis: RedisSetup | 
           urls: api.baseUrl,
           next: replaysOf(keys),
         },
-        versus &&
-          redisKeys && {
-            name: 'redis-replay',
-            label: REDIS_CASES.replay,
-            urls: versus.baseUrl,
-            next: replaysOf(redisKeys),
-          },
+        versus && (await redisReplayCase(versus)),
       )),
     );
   } finally {
@@ -580,27 +562,31 @@ async function nodeClientBaseline(
 // ---------------------------------------------------------------------------------------------
 // The Redis-plugin setup
 
-const REDIS_CASES = {
-  create: 'Redis setup: create, 50 companies',
-  single: 'Redis setup: create, one company (one number series)',
-  replay: 'Redis setup: replay of a finished key',
+const REDIS_LABELS = {
+  'redis-create': 'Redis setup: create, 50 companies',
+  'redis-single': 'Redis setup: create, one company (one number series)',
+  'redis-replay': 'Redis setup: replay of a finished key',
 };
 
-/** The Redis-plugin setup, up and checked, with its companies; or why its cases are skipped. */
-type RedisSetup =
-  | { baseUrl: string; url: string; many: Company[]; single: Company; replay: Company; stop(): Promise<void> }
-  | { skipped: Figures[]; stop(): Promise<void> };
+/** The Redis-plugin setup, up, checked and warmed up, with its companies. */
+interface RedisSetup {
+  baseUrl: string;
+  url: string;
+  many: Company[];
+  single: Company;
+  replay: Company;
+  stop(): Promise<void>;
+}
 
-async function startRedisSetup(run: Run): Promise<RedisSetup> {
+/** The Redis-plugin setup, up and checked; undefined (its cases recorded as skipped) without Redis. */
+async function startRedisSetup(run: Run): Promise<RedisSetup | undefined> {
   const { config } = run;
   const redis = await redisVersion(config.redisUrl);
   if ('unavailable' in redis) {
     const reason = `no Redis at ${config.redisUrl} (${redis.unavailable}); start one or set REDIS_URL`;
     console.log(`SKIPPED the Redis setup: ${reason}`);
-    const skippedCases = Object.entries(REDIS_CASES).map(([name, label]) =>
-      skipped(`redis-${name}`, label, reason),
-    );
-    return { skipped: skippedCases, stop: async () => undefined };
+    for (const [name, label] of Object.entries(REDIS_LABELS)) run.results.push(skipped(name, label, reason));
+    return undefined;
   }
   const url = await emptyDatabase(run, 'redis');
   const schema = new Client({ connectionString: url });
@@ -638,33 +624,32 @@ async function startRedisSetup(run: Run): Promise<RedisSetup> {
   }
 }
 
+/** The Redis setup's two create cases, as ours. */
+function redisCases(setup: RedisSetup): { create: TurnLoad; single: TurnLoad } {
+  return {
+    create: createCase('redis-create', REDIS_LABELS['redis-create'], setup.baseUrl, setup.url, setup.many),
+    single: createCase('redis-single', REDIS_LABELS['redis-single'], setup.baseUrl, setup.url, [
+      setup.single,
+    ]),
+  };
+}
+
+/** The Redis setup's replay case, over 400 keys it finished first. */
+async function redisReplayCase(setup: RedisSetup): Promise<TurnLoad> {
+  const keys = await replayKeys(setup.baseUrl, setup.replay);
+  return {
+    name: 'redis-replay',
+    label: REDIS_LABELS['redis-replay'],
+    urls: setup.baseUrl,
+    next: replaysOf(keys),
+  };
+}
+
 /** `BENCH_ONLY` without `ours`: the Redis cases one after the other. */
-async function redisSetupAlone(run: Run, redis: RedisSetup): Promise<void> {
-  if ('skipped' in redis) {
-    run.results.push(...redis.skipped);
-    return;
-  }
-  const { config } = run;
-  run.results.push(
-    await createLoad(
-      'redis-create',
-      REDIS_CASES.create,
-      redis.baseUrl,
-      config,
-      createsOver('rc', redis.many),
-    ),
-    await createLoad(
-      'redis-single',
-      REDIS_CASES.single,
-      redis.baseUrl,
-      config,
-      createsOver('rs', [redis.single]),
-    ),
-  );
-  const keys = await replayKeys(redis.baseUrl, redis.replay);
-  run.results.push(
-    await createLoad('redis-replay', REDIS_CASES.replay, redis.baseUrl, config, replaysOf(keys)),
-  );
+async function redisSetupAlone(run: Run, setup: RedisSetup): Promise<void> {
+  const { create, single } = redisCases(setup);
+  run.results.push(...(await inTurns(run, create)), ...(await inTurns(run, single)));
+  run.results.push(...(await inTurns(run, await redisReplayCase(setup))));
 }
 
 /**
@@ -685,20 +670,14 @@ async function checkRedisReplays(
   const second = await postCreate(baseUrl, company, key, invoiceBody(1));
   const secondBody = (await second.json()) as { id: string };
   const stored = await redisCommand(redisUrl, ['EXISTS', `${prefix}:POST:/v1/sales/invoices/create:${key}`]);
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  const { rows } = await client.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM invoices WHERE company_id = $1',
-    [company.companyId],
-  );
-  await client.end();
+  const invoices = await invoicesOf({ url, companies: [company] });
   const problems = [
     first.status !== 201 && `first create answered ${first.status}`,
     second.status !== 201 && `replay answered ${second.status}`,
     second.headers.get('idempotent-replayed') !== 'true' && 'replay lacks Idempotent-Replayed: true',
     secondBody.id !== firstBody.id && 'replay answered another invoice',
     stored !== 1 && 'the key is not in Redis',
-    rows[0].n !== 1 && `${rows[0].n} invoices in PostgreSQL after a create and its replay`,
+    invoices !== 1 && `${invoices} invoices in PostgreSQL after a create and its replay`,
   ].filter(Boolean);
   if (problems.length > 0) throw new Error(`the Redis baseline is not idempotent: ${problems.join('; ')}`);
   console.log('  Redis baseline check: the replay came from Redis, one invoice in PostgreSQL');
@@ -806,7 +785,7 @@ async function manyKeys(run: Run): Promise<void> {
       [
         {
           name: 'keys-replay-control',
-          label: `replay on a database without the stored keys, in turns with keys-replay (${KEY_ROUNDS} rounds), IDEMPOTENCY_REPLAY_CACHE_SIZE=0`,
+          label: `replay on a database without the stored keys, in turns with keys-replay (${TURNS} rounds), IDEMPOTENCY_REPLAY_CACHE_SIZE=0`,
           urls: control.baseUrl,
           next: replaysOf(small.keys),
         },
@@ -818,7 +797,7 @@ async function manyKeys(run: Run): Promise<void> {
         },
       ],
       config,
-      KEY_ROUNDS,
+      TURNS,
     );
     replayFigures.extra = seed;
     run.results.push(controlFigures, replayFigures);
