@@ -48,6 +48,8 @@ export interface BenchConfig {
    * BENCH_CPU_PROF_DIR when set (one `.cpuprofile` per process, written when the bench stops it).
    */
   nodeArgs: string[];
+  /** BENCH_KEEP_LOGS=true: the processes' logs stay in the run's directory (printed first) after the run. */
+  keepLogs: boolean;
   groups: ReadonlySet<Group>;
 }
 
@@ -90,6 +92,7 @@ export function loadBenchConfig(): BenchConfig {
     pgbenchClients: positive('BENCH_PGBENCH_CLIENTS', positive('BENCH_CONNECTIONS', 16)),
     pgbenchProtocol: protocol as BenchConfig['pgbenchProtocol'],
     poolSize: positive('BENCH_POOL_SIZE', defaultPoolSize()),
+    keepLogs: process.env.BENCH_KEEP_LOGS === 'true',
     groups,
   };
 }

@@ -132,7 +132,8 @@ async function main(): Promise<void> {
     `${config.seconds} s per case, ${config.connections} connections, ${report.measuredAt.slice(0, 10)}`;
   writeFileSync(join(config.outDir, 'chart.svg'), chart(run.results, goals, subtitle));
   console.log(`\nwrote ${join(config.outDir, 'results.json')} and chart.svg in ${report.totalSeconds} s`);
-  rmSync(dir, { recursive: true, force: true });
+  if (config.keepLogs) console.log(`logs kept in ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -163,21 +164,32 @@ function createCase(
 }
 
 /**
- * A case alone, or in turns with a second one (its Redis-setup case, when that setup is up). A
- * create case must have stored one invoice per 2xx answer: a replay counted as a create fails
- * the run.
+ * A case alone, or in turns with others (its Redis-setup case, when that setup is up; the three
+ * ways of starting ledgerkey). A create case must have stored one invoice per 2xx answer (cases on
+ * one database together): a replay counted as a create fails the run.
  */
-async function inTurns(run: Run, first: TurnLoad, second?: TurnLoad): Promise<Figures[]> {
-  const loads = second ? [first, second] : [first];
-  const before = await Promise.all(loads.map((load) => invoicesOf(load.database)));
-  const figures = second
-    ? await interleavedLoads(loads, run.config, TURNS)
-    : [await createLoad(first.name, first.label, first.urls, run.config, first.next)];
-  const after = await Promise.all(loads.map((load) => invoicesOf(load.database)));
-  figures.forEach((case_, index) => {
+async function inTurns(
+  run: Run,
+  first: TurnLoad,
+  ...others: Array<TurnLoad | undefined>
+): Promise<Figures[]> {
+  const loads = [first, ...others.filter((load): load is TurnLoad => load !== undefined)];
+  // Loads on one database (the same companies) are checked together: their creates add up.
+  const databases = [...new Set(loads.flatMap((load) => (load.database ? [load.database] : [])))];
+  const before = await Promise.all(databases.map(invoicesOf));
+  const figures =
+    loads.length > 1
+      ? await interleavedLoads(loads, run.config, TURNS)
+      : [await createLoad(first.name, first.label, first.urls, run.config, first.next)];
+  const after = await Promise.all(databases.map(invoicesOf));
+  databases.forEach((database, index) => {
+    const cases = figures.filter((_, load) => loads[load].database === database);
+    const answered = cases.reduce((sum, case_) => sum + case_.completed, 0);
     const stored = after[index] - before[index];
-    if (loads[index].database && stored < case_.completed) {
-      throw new Error(`${case_.name}: ${case_.completed} creates answered, ${stored} invoices stored`);
+    if (stored < answered) {
+      throw new Error(
+        `${cases.map((c) => c.name).join(' + ')}: ${answered} creates answered, ${stored} invoices stored`,
+      );
     }
   });
   return figures;
@@ -300,50 +312,52 @@ async function warmUpReplays(baseUrl: string, keys: KeyedRequest[]): Promise<voi
   }
 }
 
-/** RUN_WORKER=false: the same create; without the idempotency layer; two processes. */
+/**
+ * The same create three ways, in turns (each process up, one loaded at a time): default start
+ * again (`create-default`), RUN_WORKER=false, and RUN_WORKER=false without the idempotency layer;
+ * then two processes. The worker and layer goals compare cases of these turns, not cases measured
+ * minutes apart.
+ */
 async function ledgerkeyWithoutWorker(run: Run, url: string): Promise<void> {
   const { config } = run;
   const on = (group: Group) => config.groups.has(group);
-  const api = await startApi(url, { RUN_WORKER: 'false' }, run.dir, config);
+  const all: Array<{ name: string; label: string; env: Record<string, string>; group: Group }> = [
+    {
+      name: 'create-default',
+      label: 'create, 50 companies, default start (in turns with the two below)',
+      env: {},
+      group: 'worker',
+    },
+    {
+      name: 'create-no-worker',
+      label: 'create, 50 companies, RUN_WORKER=false',
+      env: { RUN_WORKER: 'false' },
+      group: 'worker',
+    },
+    {
+      name: 'create-no-idempotency',
+      label: 'create, 50 companies, RUN_WORKER=false, BENCHMARK_DISABLE_IDEMPOTENCY=true',
+      env: { RUN_WORKER: 'false', BENCHMARK_DISABLE_IDEMPOTENCY: 'true' },
+      group: 'idempotency',
+    },
+  ];
+  const variants = all.filter((variant) => variant.name === 'create-no-worker' || on(variant.group));
+  const apis: Server[] = [];
   try {
-    const { many } = await companies(run, api);
-    await warmUp(api.baseUrl, many);
-    run.results.push(
-      await createLoad(
-        'create-no-worker',
-        'create, 50 companies, RUN_WORKER=false',
-        api.baseUrl,
-        config,
-        createsOver('noworker', many),
-      ),
-    );
+    for (const variant of variants) apis.push(await startApi(url, variant.env, run.dir, config));
+    const { many } = await companies(run, apis[0]);
+    for (const api of apis) await warmUp(api.baseUrl, many);
+    await drainJobs(url);
+    const database = { url, companies: many };
+    const loads = variants.map((variant, index) => ({
+      ...createCase(variant.name, variant.label, apis[index].baseUrl, url, many),
+      database,
+    }));
+    run.results.push(...(await inTurns(run, loads[0], ...loads.slice(1))));
   } finally {
-    await stop(api);
+    for (const api of apis) await stop(api);
   }
   const { many } = run.companies as NonNullable<Run['companies']>;
-
-  if (on('idempotency')) {
-    const bare = await startApi(
-      url,
-      { RUN_WORKER: 'false', BENCHMARK_DISABLE_IDEMPOTENCY: 'true' },
-      run.dir,
-      config,
-    );
-    try {
-      await warmUp(bare.baseUrl, many);
-      run.results.push(
-        await createLoad(
-          'create-no-idempotency',
-          'create, 50 companies, RUN_WORKER=false, BENCHMARK_DISABLE_IDEMPOTENCY=true',
-          bare.baseUrl,
-          config,
-          createsOver('noidem', many),
-        ),
-      );
-    } finally {
-      await stop(bare);
-    }
-  }
 
   if (on('scale')) {
     const two = [

@@ -3,7 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { apiStartArgs } from '../support/start-command';
+import { apiStartCommand } from '../support/start-command';
 import { ROOT } from './bench-config';
 import { ADMIN_TOKEN } from './load';
 
@@ -59,10 +59,12 @@ export function startApi(
   logDir: string,
   options: { poolSize: number; logLevel: string; nodeArgs?: string[] },
 ): Promise<Server> {
+  const start = apiStartCommand(ROOT);
   return startServer(
     'api',
-    [...(options.nodeArgs ?? []), ...apiStartArgs(ROOT)],
+    [...(options.nodeArgs ?? []), ...start.args],
     {
+      ...start.env,
       DATABASE_URL: url,
       ADMIN_API_TOKEN: ADMIN_TOKEN,
       SEED_DEMO_COMPANY: 'false',

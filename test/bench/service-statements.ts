@@ -41,11 +41,19 @@ export async function captureCreateStatements(
   options: { poolSize: number; captureModule: string },
 ): Promise<CreateStatements> {
   const file = join(logDir, 'captured-sql.jsonl');
-  const api = await startApi(url, { RUN_WORKER: 'false', BENCH_SQL_CAPTURE: file }, logDir, {
-    poolSize: options.poolSize,
-    logLevel: 'error',
-    nodeArgs: ['--require', options.captureModule],
-  });
+  // Without prepared statements the connection sends every statement on its own, START
+  // TRANSACTION and COMMIT included (with them it carries both along with the statements next to
+  // them, out of the capture's sight): the same statements, one per round trip, as pgbench runs them.
+  const api = await startApi(
+    url,
+    { RUN_WORKER: 'false', BENCH_SQL_CAPTURE: file, DATABASE_PREPARED_STATEMENTS: '0' },
+    logDir,
+    {
+      poolSize: options.poolSize,
+      logLevel: 'error',
+      nodeArgs: ['--require', options.captureModule],
+    },
+  );
   try {
     const company = await newCompany(api.baseUrl, 7000);
     const warm = await postCreate(api.baseUrl, company, `warm-${randomUUID()}`, invoiceBody(0));
@@ -65,6 +73,11 @@ export async function captureCreateStatements(
       .map((line) => JSON.parse(line) as CapturedStatement);
     if (statements.length === 0) throw new Error('captured no statements for a create');
     if (statements.some((s) => s.failed)) throw new Error('a captured statement failed');
+    if (statements[0].text !== 'START TRANSACTION' || statements.at(-1)?.text !== 'COMMIT') {
+      throw new Error(
+        `the captured create is not one whole transaction: ${statements.map((s) => s.text.slice(0, 30)).join(' | ')}`,
+      );
+    }
     return { statements, captureCompanyId: company.companyId, counter: findCounter(statements) };
   } finally {
     await stop(api);

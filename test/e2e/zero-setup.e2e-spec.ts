@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import request from 'supertest';
 import { anInvoice, newKey } from '../support/invoice.builder';
-import { API_ENTRY, apiStartArgs } from '../support/start-command';
+import { API_ENTRY, apiStartCommand } from '../support/start-command';
 
 const ROOT = resolve(__dirname, '../..');
 const MAIN = join(ROOT, API_ENTRY);
@@ -29,9 +29,10 @@ class ServerProcess {
 
   /** `ownProcessGroup`: the server leads a process group, as a terminal's foreground job does. */
   constructor(env: NodeJS.ProcessEnv, ownProcessGroup = false) {
-    this.child = spawn(process.execPath, apiStartArgs(ROOT), {
+    const start = apiStartCommand(ROOT);
+    this.child = spawn(process.execPath, start.args, {
       cwd: ROOT,
-      env,
+      env: { ...start.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: ownProcessGroup,
     });

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { API_ENTRY, apiStartArgs } from './start-command';
+import { API_ENTRY, apiStartCommand } from './start-command';
 import { type TestCompany, UNLIMITED_RATE } from './test-app';
 import { testDatabaseUrl } from './test-database';
 import { TEST_SECRETS_KEY } from './test-secrets';
@@ -115,9 +115,10 @@ export async function stopAllApiProcesses(): Promise<void> {
 }
 
 function spawnApi(env: Record<string, string>, startTimeoutMs: number): Promise<ApiProcess> {
-  const child = spawn(process.execPath, apiStartArgs(ROOT), {
+  const start = apiStartCommand(ROOT);
+  const child = spawn(process.execPath, start.args, {
     cwd: ROOT,
-    env,
+    env: { ...start.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);

@@ -97,9 +97,10 @@ function collectWhenIdle(server: Server, quietMs: number, logger: Logger): void 
       const heapBefore = process.memoryUsage().heapUsed;
       collect();
       const mb = (bytes: number) => Math.round(bytes / 1_048_576);
+      const after = process.memoryUsage();
       logger.debug(
         `idle collection: ${Math.round(performance.now() - started)} ms, heap ${mb(heapBefore)} → ` +
-          `${mb(process.memoryUsage().heapUsed)} MB, RSS ${mb(process.memoryUsage().rss)} MB`,
+          `${mb(after.heapUsed)} MB of ${mb(after.heapTotal)}, external ${mb(after.external)} MB, RSS ${mb(after.rss)} MB`,
       );
     },
   });

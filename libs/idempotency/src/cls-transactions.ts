@@ -8,7 +8,7 @@ type ClsTransactionHost = TransactionHost<TypeOrmTransactionalAdapter>;
 /**
  * The protocol's transactions as nestjs-cls transactions, so the operation's repositories
  * (`@Transactional()`, `TransactionHost`) join them. Each batches its last writes: the
- * operation's journal entry and event and the key's record go as one statement before COMMIT.
+ * operation's journal entry and event and the key's record go as one statement, with the COMMIT.
  */
 export function clsTransactionRunner(txHost: ClsTransactionHost): TransactionRunner {
   const writes = new DeferredWrites(txHost);
@@ -17,7 +17,8 @@ export function clsTransactionRunner(txHost: ClsTransactionHost): TransactionRun
       if (txHost.isTransactionActive()) {
         throw new Error('the idempotency protocol opens its own transactions: do not call it inside one');
       }
-      return txHost.withTransaction(() => writes.withBatch(work));
+      // Its own transaction, committed as soon as the work returns: the batch carries the COMMIT.
+      return txHost.withTransaction(() => writes.withBatch(work, { commit: true }));
     },
   };
 }
