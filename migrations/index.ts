@@ -21,6 +21,7 @@ import { IsafSettingsFixedAssets1766700000000 } from './1766700000000-isaf-setti
 import { PaymentRefundsNoTruncate1767100000000 } from './1767100000000-payment-refunds-no-truncate';
 import { CompanySellerFunction1767200000000 } from './1767200000000-company-seller-function';
 import { PlpgsqlRowFunctions1767300000000 } from './1767300000000-plpgsql-row-functions';
+import { ClaimNewIdempotencyKey1767400000000 } from './1767400000000-claim-new-idempotency-key';
 
 /** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
@@ -46,4 +47,5 @@ export const MIGRATIONS: Array<new () => MigrationInterface> = [
   PaymentRefundsNoTruncate1767100000000,
   CompanySellerFunction1767200000000,
   PlpgsqlRowFunctions1767300000000,
+  ClaimNewIdempotencyKey1767400000000,
 ];

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import type { BindParameter } from './keyset-page';
-import { isPipeliningClient } from './prepared-statements';
+import { pipeliningConnectionOf } from './prepared-statements';
 
 /**
  * One write whose answer nobody reads (a journal entry, an event, an idempotency record), as the
@@ -77,11 +77,7 @@ export class DeferredWrites {
   private async send(writes: DeferredWrite[], commit = false): Promise<void> {
     if (writes.length === 0) return;
     const { text, values } = combinedStatement(writes);
-    if (commit) {
-      const connection = (this.txHost.tx.queryRunner as { databaseConnection?: unknown } | undefined)
-        ?.databaseConnection;
-      if (isPipeliningClient(connection)) connection.commitWithNextStatement();
-    }
+    if (commit) pipeliningConnectionOf(this.txHost.tx)?.commitWithNextStatement();
     try {
       await this.txHost.tx.query(text, values);
     } catch (error) {

@@ -16,6 +16,9 @@ export {
   isTransientDatabaseFailure,
 } from './postgres-errors';
 export { DeferredWrites } from './deferred-writes';
+export { pipeliningConnectionOf } from './prepared-statements';
+export type { PipeliningClient } from './prepared-statements';
+export type { LeadingStatement, LeadState } from './pipelined-transactions';
 export type { DeferredWrite } from './deferred-writes';
 export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';

@@ -220,3 +220,148 @@ describe('COMMIT with the last statement', () => {
     expect(await stored(ids)).toEqual([...ids].sort());
   });
 });
+
+describe('a statement leading the next one', () => {
+  // A text of its own: the other statements here are `insert`'s.
+  const LEAD = `INSERT INTO ${TABLE} (id) SELECT $1::uuid`;
+  const leadInsert = (client: Connection, id: string) => client.lead(LEAD, [id]);
+
+  it("goes in the next statement's round trip, once the connection parsed it", async () => {
+    const { dataSource, client, roundTrips } = await oneConnection();
+    await dataSource.transaction((manager) => insert(manager, randomUUID()));
+    const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+
+    // The connection's first lead of this text is parsed on its own first: one round trip more.
+    let before = roundTrips();
+    const first = await dataSource.transaction(async (manager) => {
+      const lead = leadInsert(client, ids[0]);
+      await insert(manager, ids[1]);
+      return lead;
+    });
+    expect(roundTrips() - before).toBe(3);
+    expect(first?.state).toBe('done');
+
+    before = roundTrips();
+    const second = await dataSource.transaction(async (manager) => {
+      const lead = leadInsert(client, ids[2]);
+      expect(lead?.state).toBe('waiting');
+      await insert(manager, ids[3]);
+      return lead;
+    });
+    // START TRANSACTION, the lead and the INSERT; then COMMIT.
+    expect(roundTrips() - before).toBe(2);
+    expect(second?.state).toBe('done');
+    expect(await stored(ids)).toEqual([...ids].sort());
+  });
+
+  it("drops the lead's rows: the statement answers its own", async () => {
+    const { dataSource, client } = await oneConnection();
+    const rows = await dataSource.transaction(async (manager) => {
+      client.lead('SELECT g FROM generate_series(1, $1::int) g', [3]);
+      return manager.query<Array<{ v: string }>>('SELECT $1::text AS v', ['mine']);
+    });
+    expect(rows).toEqual([{ v: 'mine' }]);
+  });
+
+  it('when it fails, the statement is skipped and fails with its error; nothing commits', async () => {
+    const { dataSource, client } = await oneConnection();
+    const ids = [randomUUID(), randomUUID()];
+    await insert(dataSource, ids[0]);
+    let lead: ReturnType<Connection['lead']> = null;
+    const failed = await failureOf(
+      dataSource.transaction(async (manager) => {
+        lead = leadInsert(client, ids[0]);
+        await insert(manager, ids[1]);
+      }),
+    );
+    expect(failed).toMatchObject({ driverError: { code: '23505' } });
+    expect(lead).toMatchObject({ state: 'failed', error: { code: '23505' } });
+    expect(await stored(ids)).toEqual([ids[0]]);
+    await dataSource.transaction((manager) => insert(manager, ids[1]));
+    expect(await stored(ids)).toEqual([...ids].sort());
+  });
+
+  it('goes on its own before a COMMIT that no statement preceded; when it fails, the COMMIT fails', async () => {
+    const { dataSource, client } = await oneConnection();
+    const id = randomUUID();
+    const done = await dataSource.transaction(() => Promise.resolve(leadInsert(client, id)));
+    expect(done?.state).toBe('done');
+    expect(await stored([id])).toEqual([id]);
+
+    let failing: ReturnType<Connection['lead']> = null;
+    const failed = await failureOf(
+      dataSource.transaction(() => {
+        failing = leadInsert(client, id);
+        return Promise.resolve();
+      }),
+    );
+    expect(failed).toMatchObject({ code: '23505' });
+    expect(failing).toMatchObject({ state: 'failed' });
+    await dataSource.transaction((manager) => insert(manager, randomUUID()));
+  });
+
+  it('a ROLLBACK drops it: nothing is sent', async () => {
+    const { dataSource, client, roundTrips } = await oneConnection();
+    await dataSource.transaction(() => Promise.resolve(leadInsert(client, randomUUID())));
+    const id = randomUUID();
+    let lead: ReturnType<Connection['lead']> = null;
+    const before = roundTrips();
+    await failureOf(
+      dataSource.transaction(() => {
+        lead = leadInsert(client, id);
+        return Promise.reject(new Error('roll it back'));
+      }),
+    );
+    expect(lead).toMatchObject({ state: 'dropped' });
+    expect(roundTrips() - before).toBe(0);
+    expect(await stored([id])).toEqual([]);
+  });
+
+  it('goes on its own before a statement that cannot carry it (no parameters), inside the transaction', async () => {
+    const { dataSource, client } = await oneConnection();
+    await dataSource.transaction((manager) => insert(manager, randomUUID()));
+    const ids = [randomUUID(), randomUUID()];
+    let lead: ReturnType<Connection['lead']> = null;
+    await failureOf(
+      dataSource.transaction(async (manager) => {
+        lead = leadInsert(client, ids[0]);
+        await manager.query(`INSERT INTO ${TABLE} (id) VALUES ('${ids[1]}')`);
+        expect(await stored(ids)).toEqual([]);
+        throw new Error('roll it back');
+      }),
+    );
+    expect(lead).toMatchObject({ state: 'done' });
+    expect(await stored(ids)).toEqual([]);
+  });
+
+  it('is parsed again when the session lost it (DEALLOCATE, DISCARD)', async () => {
+    const { dataSource, client } = await oneConnection();
+    await dataSource.transaction(() => Promise.resolve(leadInsert(client, randomUUID())));
+    const [{ name }] = await dataSource.query<Array<{ name: string }>>(
+      'SELECT name FROM pg_prepared_statements WHERE statement = $1',
+      [LEAD],
+    );
+    await dataSource.query(`DEALLOCATE ${name}`);
+    const ids = [randomUUID(), randomUUID()];
+    const leadAndInsert = (lead: { current: ReturnType<Connection['lead']> }) =>
+      dataSource.transaction(async (manager) => {
+        lead.current = leadInsert(client, ids[0]);
+        await insert(manager, ids[1]);
+      });
+
+    const lost = { current: null as ReturnType<Connection['lead']> };
+    expect(await failureOf(leadAndInsert(lost))).toMatchObject({ driverError: { code: '26000' } });
+    expect(lost.current).toMatchObject({ state: 'failed' });
+    expect(await stored(ids)).toEqual([]);
+
+    const again = { current: null as ReturnType<Connection['lead']> };
+    await leadAndInsert(again);
+    expect(again.current).toMatchObject({ state: 'done' });
+    expect(await stored(ids)).toEqual([...ids].sort());
+  });
+
+  it('cannot lead outside a transaction: null', async () => {
+    const { client } = await oneConnection();
+    expect(client.lead('SELECT $1::int', [1])).toBeNull();
+  });
+});

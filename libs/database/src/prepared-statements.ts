@@ -2,9 +2,25 @@ import { Client, type QueryResult } from 'pg';
 import {
   BEGIN_STATEMENT,
   boundaryResult,
+  LeadingStatement,
+  ParseOnlyQuery,
   type PipelinedBoundaries,
   PipelinedQuery,
 } from './pipelined-transactions';
+
+/** A statement waiting to go out in front of its transaction's next one. */
+interface Lead {
+  name: string;
+  text: string;
+  values: unknown[];
+  statement: LeadingStatement;
+}
+
+/** pg's record of the statements a connection has prepared (not in @types/pg). */
+interface ParsedStatements {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+}
 
 /**
  * Named prepared statements per connection, so PostgreSQL parses, analyses and plans a statement
@@ -28,8 +44,10 @@ import {
  * parameterized statement, in one round trip with it (any other statement gets it sent on its own
  * first; a transaction that sends nothing sends neither it nor its COMMIT). After
  * `commitWithNextStatement()` (DeferredWrites, for a transaction's last statement), the next
- * statement carries the COMMIT too. On the create path that is 3 round trips instead of 5, and
- * from the invoice's number to the commit one instead of two (docs/performance.md).
+ * statement carries the COMMIT too. A statement nobody awaits may go in front of the next one too
+ * (`lead`: the idempotency key's claim rides with the operation's first statement). On the create
+ * path that is 2 round trips instead of 5, and from the invoice's number to the commit one instead
+ * of two (docs/performance.md).
  */
 export function preparingClient(limit: number): typeof Client {
   return class PreparingClient extends Client implements PipeliningClient {
@@ -45,9 +63,29 @@ export function preparingClient(limit: number): typeof Client {
     #commitNext = false;
     /** The transaction committed with its last statement: its COMMIT is answered here. */
     #committed = false;
+    /** `lead()`: goes out in front of the transaction's next statement. */
+    #lead: Lead | undefined;
 
     commitWithNextStatement(): void {
       this.#commitNext = true;
+    }
+
+    lead(text: string, values: unknown[]): LeadingStatement | null {
+      if (this.#lead !== undefined) throw new Error('a statement already waits to lead the next one');
+      if (this.#committed) throw new Error('refused a lead after its transaction committed');
+      // Only in a transaction: outside one it would simply be a statement of its own.
+      if (!this.#beginDeferred && this.getTransactionStatus() !== 'T') return null;
+      const name = this.#nameOf(text);
+      if (name === undefined) return null;
+      const wire = (this as unknown as { connection: ParsedStatements }).connection;
+      if (wire.parsedStatements[name] === undefined && wire.submittedNamedStatements[name] === undefined) {
+        // A lead is sent without its Parse (see PipelinedQuery): the connection's first one has it
+        // parsed on its own, once, ahead of it in the queue.
+        super.query(new ParseOnlyQuery({ name, text }));
+      }
+      const statement = new LeadingStatement();
+      this.#lead = { name, text, values, statement };
+      return statement;
     }
 
     override query(...args: unknown[]): never {
@@ -66,21 +104,27 @@ export function preparingClient(limit: number): typeof Client {
         typeof text === 'string' && isValueList(values) && callback === undefined
           ? this.#nameOf(text)
           : undefined;
-      const begin = this.#beginDeferred;
-      this.#beginDeferred = false;
       if (name === undefined) {
         const send = () => (super.query as (...all: unknown[]) => never)(...args);
-        if (!begin) return send();
-        // Not a statement that can carry the BEGIN: it goes first, on its own.
-        const started = this.#begin();
-        if (promised) return started.then(send) as never;
-        started.then(send, (error: unknown) => callbackOf(args)?.(error as Error));
+        if (!this.#beginDeferred && this.#lead === undefined) return send();
+        // Not a statement that can carry the BEGIN and the lead: they go first, on their own.
+        const ahead = this.#sendAhead();
+        if (promised) return ahead.then(send) as never;
+        ahead.then(send, (error: unknown) => callbackOf(args)?.(error as Error));
         return undefined as never;
       }
+      const begin = this.#beginDeferred;
+      this.#beginDeferred = false;
+      const lead = this.#lead;
+      this.#lead = undefined;
       const config = { name, text: text as string, values: values as unknown[] };
       const sent =
-        begin || commit
-          ? this.#pipelined(config, { beginStatement: begin ? this.#beginStatement : undefined, commit })
+        begin || commit || lead
+          ? this.#pipelined(config, {
+              beginStatement: begin ? this.#beginStatement : undefined,
+              lead,
+              commit,
+            })
           : (super.query(config) as Promise<QueryResult>);
       return sent.catch((error: unknown) => {
         if (isStalePlan(error)) this.#names.delete(text as string);
@@ -97,12 +141,21 @@ export function preparingClient(limit: number): typeof Client {
       if (text === 'START TRANSACTION') {
         // A new transaction: whatever the last one left here is over (TypeORM ended it).
         this.#committed = false;
+        this.#dropLead();
         if (this.getTransactionStatus() !== 'I') return undefined;
         if (this.#beginStatement === undefined) return this.#begin().then(() => boundaryResult('BEGIN'));
         this.#beginDeferred = true;
         return Promise.resolve(boundaryResult('BEGIN'));
       }
       if (text !== 'COMMIT' && text !== 'ROLLBACK') return undefined;
+      if (this.#lead !== undefined) {
+        // A COMMIT needs its lead to have run first (a failed lead fails the COMMIT: the server would
+        // answer it with a rollback); a ROLLBACK makes it moot.
+        if (text === 'COMMIT') {
+          return this.#sendAhead().then(() => super.query('COMMIT') as Promise<QueryResult>);
+        }
+        this.#dropLead();
+      }
       if (this.#beginDeferred) {
         this.#beginDeferred = false;
         return Promise.resolve(boundaryResult(text));
@@ -125,6 +178,35 @@ export function preparingClient(limit: number): typeof Client {
       this.#beginStatement = name;
     }
 
+    /** What waits in front of the next statement (START TRANSACTION, the lead), sent on its own. */
+    async #sendAhead(): Promise<void> {
+      const begin = this.#beginDeferred;
+      this.#beginDeferred = false;
+      const lead = this.#lead;
+      this.#lead = undefined;
+      if (lead === undefined) {
+        if (begin) await this.#begin();
+        return;
+      }
+      const { name, text, values, statement } = lead;
+      try {
+        await this.#pipelined(
+          { name, text, values },
+          { beginStatement: begin ? this.#beginStatement : undefined, commit: false },
+        );
+      } catch (error) {
+        this.#forgetIfLost(error, name);
+        statement.settle(error as Error);
+        throw error;
+      }
+      statement.settle();
+    }
+
+    #dropLead(): void {
+      this.#lead?.statement.drop();
+      this.#lead = undefined;
+    }
+
     async #pipelined(
       config: { name: string; text: string; values: unknown[] },
       boundaries: PipelinedBoundaries,
@@ -142,7 +224,16 @@ export function preparingClient(limit: number): typeof Client {
         if (boundaries.beginStatement !== undefined && (error as { code?: unknown }).code === '26000') {
           this.#beginStatement = undefined;
         }
+        if (boundaries.lead !== undefined) this.#forgetIfLost(error, boundaries.lead.name);
         throw error;
+      }
+    }
+
+    /** 26000 for a lead's statement: the session lost it; it is parsed again before the next lead. */
+    #forgetIfLost(error: unknown, name: string): void {
+      const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+      if (code === '26000' && typeof message === 'string' && message.includes(`"${name}"`)) {
+        delete (this as unknown as { connection: ParsedStatements }).connection.parsedStatements[name];
       }
     }
 
@@ -174,10 +265,26 @@ export interface PipeliningClient {
    * statement is refused (it would run outside the transaction), and a ROLLBACK fails loudly.
    */
   commitWithNextStatement(): void;
+
+  /**
+   * `text` with `values` goes out in front of the transaction's next statement, in its round trip
+   * (or, when the next is a COMMIT or a statement without parameters, on its own just before it;
+   * a ROLLBACK drops it). Nobody awaits it: its state is read once that statement answered. Its
+   * rows are dropped; its error is that statement's too, which it skips. Null when it cannot lead
+   * (no transaction, or the connection names no more statements): send it as usual.
+   */
+  lead(text: string, values: unknown[]): LeadingStatement | null;
 }
 
 export function isPipeliningClient(client: unknown): client is PipeliningClient {
   return typeof (client as Partial<PipeliningClient> | undefined)?.commitWithNextStatement === 'function';
+}
+
+/** The connection of a transaction's entity manager, when it is a `PipeliningClient`. */
+export function pipeliningConnectionOf(manager: { queryRunner?: unknown }): PipeliningClient | undefined {
+  const connection = (manager.queryRunner as { databaseConnection?: unknown } | undefined)
+    ?.databaseConnection;
+  return isPipeliningClient(connection) ? connection : undefined;
 }
 
 function callbackOf(args: unknown[]): ((error: Error) => void) | undefined {

@@ -1,4 +1,9 @@
-import { DeferredWrites, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import {
+  DeferredWrites,
+  pipeliningConnectionOf,
+  TransactionHost,
+  type TypeOrmTransactionalAdapter,
+} from '@ledgerkey/database';
 import type { DataSource } from 'typeorm';
 import type { TransactionRunner } from './idempotency-ports';
 import type { AutocommitSql, TransactionalSql } from './idempotency-record.repository';
@@ -39,6 +44,10 @@ export function clsTransactionalSql(txHost: ClsTransactionHost): TransactionalSq
     write: (write) => {
       assertTransaction();
       return writes.write(write);
+    },
+    lead: (text, values) => {
+      assertTransaction();
+      return pipeliningConnectionOf(txHost.tx)?.lead(text, values) ?? null;
     },
   };
 }

@@ -106,7 +106,11 @@ function writingEffect<T>(call: IdempotentCallBuilder<T>): IdempotentCallBuilder
   });
 }
 
-/** A call that must not run: a replay or a refusal. */
+/**
+ * A call whose operation must not get to run with the key: its answer must be a replay or a
+ * refusal. (It is started: a new key's claim goes with the operation's first statement, and this
+ * one fails before any; what the request gets is then decided by the claim, as if it came first.)
+ */
 function mustNotRun<T>(call: IdempotentCallBuilder<T>): IdempotentCall<unknown> {
   return call.executing<unknown>(() => Promise.reject(new Error('the operation ran again'))).build();
 }
@@ -160,6 +164,15 @@ function latch(): { started: Promise<void>; running: () => Promise<void>; releas
     },
     release,
   };
+}
+
+/** `call` that, once its first statement holds the key, waits for `running` to be released. */
+function holdingTheKey<T>(call: IdempotentCallBuilder<T>, running: ReturnType<typeof latch>) {
+  return call.executing(async () => {
+    const written = await call.build().execute();
+    await running.running();
+    return written;
+  });
 }
 
 describe('first use', () => {
@@ -332,10 +345,7 @@ describe('a busy key', () => {
   it('while the first request still runs, a second gets 409; once the first committed, a retry replays it', async () => {
     const running = latch();
     const call = writingEffect(anIdempotentCall());
-    const slow = call.executing(async () => {
-      await running.running();
-      return call.build().execute();
-    });
+    const slow = holdingTheKey(call, running);
     const first = protocol.execute(slow.build());
     await running.started;
 
@@ -346,6 +356,112 @@ describe('a busy key', () => {
     const retry = await protocol.execute(mustNotRun(call));
     expect(retry).toMatchObject({ outcome: 'replayed', body: answer.body });
     expect(await effectsOf(call)).toBe(1);
+  });
+});
+
+describe("a new key's claim goes with the operation's first statement", () => {
+  /** Whether another session could take the key's lock now (it gives it back at once). */
+  async function keyIsFree<T>(call: IdempotentCallBuilder<T>): Promise<boolean> {
+    const { tenantId, operation, key } = call.build();
+    const { rows } = await ctx.db.query<{ free: boolean }>(
+      `SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS free`,
+      [`${tenantId}\n${operation.operation}\n${key}`],
+    );
+    if (rows[0].free) {
+      await ctx.db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [
+        `${tenantId}\n${operation.operation}\n${key}`,
+      ]);
+    }
+    return rows[0].free;
+  }
+
+  it('the key is free until the first statement, held from it until the commit', async () => {
+    const call = anIdempotentCall();
+    const seen: boolean[] = [];
+    const observed = call.executing(async () => {
+      seen.push(await keyIsFree(call));
+      const written = await writingEffect(call).build().execute();
+      seen.push(await keyIsFree(call));
+      return written;
+    });
+
+    expect((await protocol.execute(observed.build())).outcome).toBe('executed');
+
+    expect(seen).toEqual([true, false]);
+    expect(await keyIsFree(call)).toBe(true);
+    expect(await effectsOf(call)).toBe(1);
+  });
+
+  it('an operation without statements has the claim go with the stored answer', async () => {
+    const call = anIdempotentCall().executing(() => Promise.resolve({ computed: true }));
+
+    const answer = await protocol.execute(call.build());
+
+    expect(answer).toMatchObject({ outcome: 'executed', body: '{"computed":true}' });
+    expect(await recordOf(call)).toMatchObject({ state: 'completed', response_body: answer.body });
+  });
+
+  it('a finished key refuses the first statement: nothing of this run is written, the answer is the replay', async () => {
+    const call = writingEffect(anIdempotentCall());
+    const first = await protocol.execute(call.build());
+
+    // Other bytes of the same payload: no findReplay, so the operation starts.
+    const retry = await protocol.execute(call.withRequestBytes(' {}').build());
+
+    expect(retry).toMatchObject({ outcome: 'replayed', body: first.body });
+    expect(await effectsOf(call)).toBe(1);
+    expect(outcomes).toEqual(['executed', 'replayed']);
+  });
+
+  it('a key held by another transaction refuses the first statement: 409, nothing written', async () => {
+    const call = writingEffect(anIdempotentCall());
+
+    await whileLockHeld(call, () =>
+      expect(protocol.execute(call.build())).rejects.toBeInstanceOf(IdempotencyKeyInUseError),
+    );
+
+    expect(await effectsOf(call)).toBe(0);
+    expect(await recordOf(call)).toBeUndefined();
+    expect(outcomes).toEqual(['in_flight']);
+  });
+
+  it('two requests slow before their first statement: the first to send one executes, the other replays it', async () => {
+    const call = anIdempotentCall();
+    const running = latch();
+    const slow = call.executing(async () => {
+      await running.running();
+      return writingEffect(call).build().execute();
+    });
+    const first = protocol.execute(slow.build());
+    await running.started;
+
+    // The slow one has sent nothing: the key is free, and this request takes and finishes it.
+    const second = await protocol.execute(writingEffect(call).build());
+    running.release();
+    const answer = await first;
+
+    expect(second.outcome).toBe('executed');
+    expect(answer).toMatchObject({ outcome: 'replayed', body: second.body });
+    expect(await effectsOf(call)).toBe(1);
+  });
+
+  it('a business rejection before the first statement, on a key another request holds → 409; its result stands', async () => {
+    const call = anIdempotentCall();
+    const running = latch();
+    const rival = writingEffect(call);
+    const slowRival = holdingTheKey(rival, running);
+    const rivalDone = protocol.execute(slowRival.build());
+    await running.started;
+
+    const rejecting = call.executing(() =>
+      Promise.reject(new RejectedForTest('rejected before any statement')),
+    );
+    await expect(protocol.execute(rejecting.build())).rejects.toBeInstanceOf(IdempotencyKeyInUseError);
+
+    running.release();
+    expect((await rivalDone).outcome).toBe('executed');
+    expect(await effectsOf(call)).toBe(1);
+    expect(await recordOf(call)).toMatchObject({ state: 'completed', response_status: 201 });
   });
 });
 
@@ -399,10 +515,7 @@ describe('a business rejection', () => {
     const call = anIdempotentCall();
     const running = latch();
     const rival = writingEffect(call);
-    const slowRival = rival.executing(async () => {
-      await running.running();
-      return rival.build().execute();
-    });
+    const slowRival = holdingTheKey(rival, running);
     let rivalDone: Promise<unknown> = Promise.resolve();
     const rejecting = call.executing(() => {
       beforeNextTransaction = async () => {

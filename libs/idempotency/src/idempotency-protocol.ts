@@ -22,6 +22,7 @@ import {
   type Clock,
   type FinishedOutcome,
   type IdempotencyRecordStore,
+  type NewKeyClaim,
   type OutcomeClassifier,
   type ResponseSealer,
   type TransactionRunner,
@@ -58,7 +59,12 @@ export interface IdempotentCall<TResult> {
   payload: unknown;
   /** SHA-256 of the request's exact bytes, when the caller has them (see `findReplay`). */
   requestDigest?: Buffer;
-  /** Runs the operation; called inside the key's transaction, at most once per call. */
+  /**
+   * Runs the operation, inside the key's transaction. The key's claim goes with its first
+   * statement: when the key is not new that statement fails and nothing of this run counts, and
+   * should the key's holder give up meanwhile it runs once more. So what it does before its first
+   * statement must not reach outside the transaction; one run at most commits.
+   */
   execute: () => Promise<TResult>;
 }
 
@@ -178,6 +184,8 @@ export interface IdempotencyProtocolOptions {
 /**
  * The idempotency protocol for operations that happen inside the database: claim → execute →
  * record, in one transaction.
+ * 0. A new key (nearly every request) is claimed with the operation's first statement
+ *    (`executeNewKey`); a key that is not new rolls that back and takes the steps below.
  * 1. Claim: a finished key is answered without a lock (replay, or 422 for another payload); a
  *    key another request holds answers 409 at once; otherwise the caller holds the key.
  * 2. Execute the operation in the same transaction, then store its answer (`completed`) and
@@ -263,16 +271,18 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     const sensitive = call.operation.sensitiveResponse === true;
     let answer: IdempotentAnswer;
     try {
-      answer = await this.options.transactions
-        .run(() =>
-          this.settle(ref, fingerprint, requestDigest, sensitive, async () => ({
-            state: 'completed',
-            response: await this.run(call),
-            outcome: 'executed',
-          })),
-        )
-        // The whole transaction rolled back: the rejection is stored in a second one.
-        .catch((error: unknown) => this.storeRejection(ref, fingerprint, requestDigest, sensitive, error));
+      answer =
+        (await this.executeNewKey(ref, fingerprint, requestDigest, sensitive, call)) ??
+        (await this.options.transactions
+          .run(() =>
+            this.settle(ref, fingerprint, requestDigest, sensitive, async () => ({
+              state: 'completed',
+              response: await this.run(call),
+              outcome: 'executed',
+            })),
+          )
+          // The whole transaction rolled back: the rejection is stored in a second one.
+          .catch((error: unknown) => this.storeRejection(ref, fingerprint, requestDigest, sensitive, error)));
     } catch (error) {
       this.observeRefusal(ref.operation, error);
       throw error;
@@ -281,6 +291,57 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     this.observer.observe(ref.operation, answer.outcome);
     this.keepFinished(ref, call, answer);
     return answer;
+  }
+
+  /**
+   * `execute` for the common case, a new key, in one round trip less: the claim goes in front of
+   * the operation's first statement (`IdempotencyRecordStore.claimNew`), then as in `settle`'s
+   * `execute`. Decisions stay the claim's: whenever the claim did not hold the key, nothing the
+   * operation did counts, and the answer is what the usual claim-first path gives.
+   * - The key was not new: the operation's first statement was skipped and the transaction rolled
+   *   back; null, and the claim-first path runs (replay, 422, 409; or the operation, if the key's
+   *   holder rolled back meanwhile).
+   * - The operation failed before any statement took the claim along: as if the claim had come
+   *   first — a business rejection is stored by `storeRejection` (which claims), and any other
+   *   error goes through `settle`'s decision (a finished key still replays, a busy one is 409).
+   * Null too when the store cannot send a claim ahead.
+   */
+  private async executeNewKey<TResult>(
+    ref: IdempotencyKeyRef,
+    fingerprint: Buffer,
+    requestDigest: Buffer | null,
+    sensitive: boolean,
+    call: IdempotentCall<TResult>,
+  ): Promise<IdempotentAnswer | null> {
+    let claim: NewKeyClaim | null = null;
+    try {
+      return await this.options.transactions.run(async () => {
+        claim = this.options.records.claimNew?.(ref, this.clock.now()) ?? null;
+        if (claim === null) return null;
+        const response = await this.run(call);
+        const finishedAt = this.clock.now();
+        const stored = this.storedOutcome('completed', response, sensitive, finishedAt);
+        // Its statement carries the claim along when the operation sent none.
+        await this.options.records.insertFinished(ref, { ...stored, fingerprint, requestDigest }, finishedAt);
+        return answerOf(response, stored.expiresAt, 'executed');
+      });
+    } catch (error) {
+      const { state, error: claimError } = (claim as NewKeyClaim | null) ?? { state: 'held' };
+      switch (state) {
+        case 'not_new':
+          return null;
+        case 'failed':
+          throw claimError;
+        case 'unsent':
+          if (error instanceof BusinessRejection) break;
+          return this.options.transactions.run(() =>
+            this.settle(ref, fingerprint, requestDigest, sensitive, () => Promise.reject(error)),
+          );
+        case 'held':
+          break;
+      }
+      return this.storeRejection(ref, fingerprint, requestDigest, sensitive, error);
+    }
   }
 
   async executeExternal<TState, TOutcome, TResult>(
