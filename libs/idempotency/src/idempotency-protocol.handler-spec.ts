@@ -465,6 +465,36 @@ describe("a new key's claim goes with the operation's first statement", () => {
   });
 });
 
+describe('a store that cannot send the claim ahead (a connection without pipelining)', () => {
+  it('claims first, in the one transaction of the operation', async () => {
+    let transactionsRun = 0;
+    const counting: TransactionRunner = {
+      run: (work) => {
+        transactionsRun += 1;
+        return clsTransactionRunner(ctx.txHost).run(work);
+      },
+    };
+    const { lead: _ahead, ...withoutLead } = clsTransactionalSql(ctx.txHost);
+    const claimingFirst = new IdempotencyProtocol({
+      ttlSeconds: TTL_SECONDS,
+      transactions: counting,
+      records: new IdempotencyRecordRepository(withoutLead, autocommitSql(ctx.app.get(DataSource))),
+      classifier,
+      clock,
+    });
+    const call = writingEffect(anIdempotentCall());
+
+    const first = await claimingFirst.execute(call.build());
+    expect(first.outcome).toBe('executed');
+    expect(transactionsRun).toBe(1);
+
+    const retry = await claimingFirst.execute(call.withRequestBytes(' {}').build());
+    expect(retry).toMatchObject({ outcome: 'replayed', body: first.body });
+    expect(transactionsRun).toBe(2);
+    expect(await effectsOf(call)).toBe(1);
+  });
+});
+
 describe('a business rejection', () => {
   it('rolls back everything the operation wrote and stores the rendered rejection as failed_final; a retry replays it', async () => {
     const call = anIdempotentCall();

@@ -271,16 +271,15 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     const sensitive = call.operation.sensitiveResponse === true;
     let answer: IdempotentAnswer;
     try {
+      const produce = async (): Promise<Produced> => ({
+        state: 'completed',
+        response: await this.run(call),
+        outcome: 'executed',
+      });
       answer =
-        (await this.executeNewKey(ref, fingerprint, requestDigest, sensitive, call)) ??
+        (await this.executeNewKey(ref, fingerprint, requestDigest, sensitive, call, produce)) ??
         (await this.options.transactions
-          .run(() =>
-            this.settle(ref, fingerprint, requestDigest, sensitive, async () => ({
-              state: 'completed',
-              response: await this.run(call),
-              outcome: 'executed',
-            })),
-          )
+          .run(() => this.settle(ref, fingerprint, requestDigest, sensitive, produce))
           // The whole transaction rolled back: the rejection is stored in a second one.
           .catch((error: unknown) => this.storeRejection(ref, fingerprint, requestDigest, sensitive, error)));
     } catch (error) {
@@ -304,7 +303,8 @@ export class IdempotencyProtocol extends IdempotentExecutor {
    * - The operation failed before any statement took the claim along: as if the claim had come
    *   first — a business rejection is stored by `storeRejection` (which claims), and any other
    *   error goes through `settle`'s decision (a finished key still replays, a busy one is 409).
-   * Null too when the store cannot send a claim ahead.
+   * A store that cannot send the claim ahead (no pipelining connection) claims first, in the same
+   * transaction: the claim-first path, without a transaction of its own for nothing.
    */
   private async executeNewKey<TResult>(
     ref: IdempotencyKeyRef,
@@ -312,12 +312,13 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     requestDigest: Buffer | null,
     sensitive: boolean,
     call: IdempotentCall<TResult>,
+    produce: () => Promise<Produced>,
   ): Promise<IdempotentAnswer | null> {
     let claim: NewKeyClaim | null = null;
     try {
       return await this.options.transactions.run(async () => {
         claim = this.options.records.claimNew?.(ref, this.clock.now()) ?? null;
-        if (claim === null) return null;
+        if (claim === null) return this.settle(ref, fingerprint, requestDigest, sensitive, produce);
         const response = await this.run(call);
         const finishedAt = this.clock.now();
         const stored = this.storedOutcome('completed', response, sensitive, finishedAt);
