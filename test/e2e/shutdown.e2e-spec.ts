@@ -109,6 +109,38 @@ async function startFreezableProxy(target: URL): Promise<{ url: string; freeze()
   };
 }
 
+/**
+ * A connection holding the company's invoice counter row (`FOR UPDATE`), so that its next invoice
+ * waits for its number; `blocking()` resolves once a statement waits for it.
+ */
+async function counterRowHeld(
+  databaseUrl: string,
+  company: TestCompany,
+): Promise<{ blocking(): Promise<void>; release(): Promise<void>; end(): Promise<void> }> {
+  const locker = new Client({ connectionString: databaseUrl });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query(
+    `SELECT last_value FROM document_sequences WHERE company_id = $1 AND series = 'INV' FOR UPDATE`,
+    [company.companyId],
+  );
+  return {
+    blocking: async () => {
+      for (;;) {
+        const { rows } = await locker.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`,
+        );
+        if (rows[0].n === 1) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    release: async () => {
+      await locker.query('ROLLBACK');
+    },
+    end: () => locker.end(),
+  };
+}
+
 /** Resolves with the error code when a new TCP connection to the API is refused. */
 function connectionRefused(baseUrl: string): Promise<string | number> {
   return new Promise((resolve) => {
@@ -237,33 +269,21 @@ describe('stopping within SHUTDOWN_TIMEOUT_MS', () => {
       expect(first.status).toBe(201);
 
       // The next invoice waits for its number while this connection holds the counter row.
-      const locker = new Client({ connectionString: database.url });
-      await locker.connect();
+      const locker = await counterRowHeld(database.url, company);
       try {
-        await locker.query('BEGIN');
-        await locker.query(
-          `SELECT last_value FROM document_sequences WHERE company_id = $1 AND series = 'INV' FOR UPDATE`,
-          [company.companyId],
-        );
         const inFlight = post(
           api.baseUrl,
           company,
           '/v1/sales/invoices/create',
           anInvoice().withLine().build(),
         );
-        const waiting = async (): Promise<boolean> => {
-          const { rows } = await locker.query(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`,
-          );
-          return rows[0].n === 1;
-        };
-        while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 25));
+        await locker.blocking();
 
         const stopping = stopWithin(api);
         await new Promise((resolve) => setTimeout(resolve, 500));
         expect(api.running).toBe(true);
         expect(await connectionRefused(api.baseUrl)).toBe('ECONNREFUSED');
-        await locker.query('ROLLBACK');
+        await locker.release();
 
         const answered = await inFlight;
         expect(answered.status).toBe(201);
@@ -271,6 +291,62 @@ describe('stopping within SHUTDOWN_TIMEOUT_MS', () => {
         const stopped = await stopping;
         expect(stopped.status).toEqual({ code: 0, signal: null });
         expect(api.output()).toMatch(/stopped in \d+ ms"/);
+      } finally {
+        await locker.end();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+  it(
+    'a client that hung up: its request still runs to its commit before the pool closes, exit 0',
+    async () => {
+      const database = await isolatedDatabase('stop_api_hung_up');
+      const api: ApiProcess = await startApiProcess({
+        env: { DATABASE_URL: database.url, RUN_WORKER: 'true', LOG_LEVEL: 'log' },
+      });
+      const company = await api.newCompany();
+      const key = newKey();
+      expect(
+        (await post(api.baseUrl, company, '/v1/sales/invoices/create', anInvoice().withLine().build()))
+          .status,
+      ).toBe(201);
+
+      const locker = await counterRowHeld(database.url, company);
+      try {
+        const hangUp = new AbortController();
+        const abandoned = fetch(`${api.baseUrl}/v1/sales/invoices/create`, {
+          method: 'POST',
+          headers: { ...company.auth, 'Content-Type': 'application/json', 'Idempotency-Key': key },
+          body: JSON.stringify(anInvoice().withLine().build()),
+          signal: hangUp.signal,
+        }).catch((error: unknown) => error);
+        await locker.blocking();
+        hangUp.abort();
+        expect(await abandoned).toMatchObject({ name: 'AbortError' });
+
+        // The server has no open connection left: only the handler holds the stop back.
+        const stopping = stopWithin(api);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(api.running).toBe(true);
+        await locker.release();
+
+        const stopped = await stopping;
+        expect(stopped.status).toEqual({ code: 0, signal: null });
+        expect(api.output()).not.toMatch(/Connection terminated/);
+        const db = new Client({ connectionString: database.url });
+        await db.connect();
+        try {
+          const { rows } = await db.query<{ number: string; state: string }>(
+            `SELECT i.number, r.state
+               FROM idempotency_records r
+               JOIN invoices i ON i.company_id = r.company_id AND i.number = 'INV-000002'
+              WHERE r.company_id = $1 AND r.idempotency_key = $2`,
+            [company.companyId, key],
+          );
+          expect(rows).toEqual([{ number: 'INV-000002', state: 'completed' }]);
+        } finally {
+          await db.end();
+        }
       } finally {
         await locker.end();
       }

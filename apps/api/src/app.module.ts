@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE, DiscoveryModule } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { AssetsModule } from '@ledgerkey/assets';
 import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
 import { EInvoicingModule } from '@ledgerkey/einvoicing';
@@ -48,6 +48,7 @@ import { ReplayFrontDoor } from './replay-front-door/replay-front-door';
 import { ProblemDetailsFilter } from './problem-details.filter';
 import { requestIdFor } from './request-id';
 import { requestValidationPipe } from './request-validation';
+import { InFlightHandlers } from './in-flight-handlers';
 
 @Module({})
 export class AppModule {
@@ -154,6 +155,8 @@ export class AppModule {
         { provide: API_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_PIPE, useValue: requestValidationPipe },
+        InFlightHandlers,
+        { provide: APP_INTERCEPTOR, useExisting: InFlightHandlers },
         AdminTokenGuard,
         ReplayFrontDoor,
       ],

@@ -12,6 +12,7 @@ import { loadConfig } from './config';
 import { createApp } from './create-app';
 import { DATABASE_SCHEMA } from './database-schema';
 import { ensureDemoCompany } from './demo-company';
+import { InFlightHandlers } from './in-flight-handlers';
 
 async function main(): Promise<void> {
   const parsed = loadConfig(process.env);
@@ -39,7 +40,11 @@ async function main(): Promise<void> {
       {
         until: 0.6,
         steps: [
-          { name: 'HTTP server (in-flight requests)', run: () => closeHttpServer(app.getHttpServer()) },
+          {
+            name: 'HTTP server (in-flight requests)',
+            // Then the handlers of clients that hung up, which the server's close does not wait for.
+            run: () => closeHttpServer(app.getHttpServer()).then(() => app.get(InFlightHandlers).idle()),
+          },
           { name: 'job runner (running jobs)', run: () => app.get(JobRunner).stop() },
         ],
       },
