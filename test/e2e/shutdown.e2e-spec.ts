@@ -169,6 +169,25 @@ describe('stopping within SHUTDOWN_TIMEOUT_MS', () => {
     return database;
   }
 
+  /** An API (worker inside) on a database of its own, and a company whose first invoice is INV-000001. */
+  async function apiWithOneInvoice(
+    label: string,
+  ): Promise<{ database: IsolatedDatabase; api: ApiProcess; company: TestCompany }> {
+    const database = await isolatedDatabase(label);
+    const api = await startApiProcess({
+      env: { DATABASE_URL: database.url, RUN_WORKER: 'true', LOG_LEVEL: 'log' },
+    });
+    const company = await api.newCompany();
+    const first = await post(
+      api.baseUrl,
+      company,
+      '/v1/sales/invoices/create',
+      anInvoice().withLine().build(),
+    );
+    expect(first.status).toBe(201);
+    return { database, api, company };
+  }
+
   async function hangingReceiver(): Promise<WebhookReceiver> {
     const receiver = await WebhookReceiver.start({ hangFirst: 1 });
     receivers.push(receiver);
@@ -255,18 +274,7 @@ describe('stopping within SHUTDOWN_TIMEOUT_MS', () => {
   it(
     'with a healthy database the stop is graceful: no new connections, the in-flight request is answered, exit 0',
     async () => {
-      const database = await isolatedDatabase('stop_api_graceful');
-      const api: ApiProcess = await startApiProcess({
-        env: { DATABASE_URL: database.url, RUN_WORKER: 'true', LOG_LEVEL: 'log' },
-      });
-      const company = await api.newCompany();
-      const first = await post(
-        api.baseUrl,
-        company,
-        '/v1/sales/invoices/create',
-        anInvoice().withLine().build(),
-      );
-      expect(first.status).toBe(201);
+      const { database, api, company } = await apiWithOneInvoice('stop_api_graceful');
 
       // The next invoice waits for its number while this connection holds the counter row.
       const locker = await counterRowHeld(database.url, company);
@@ -297,19 +305,12 @@ describe('stopping within SHUTDOWN_TIMEOUT_MS', () => {
     },
     TEST_TIMEOUT_MS,
   );
+
   it(
     'a client that hung up: its request still runs to its commit before the pool closes, exit 0',
     async () => {
-      const database = await isolatedDatabase('stop_api_hung_up');
-      const api: ApiProcess = await startApiProcess({
-        env: { DATABASE_URL: database.url, RUN_WORKER: 'true', LOG_LEVEL: 'log' },
-      });
-      const company = await api.newCompany();
+      const { database, api, company } = await apiWithOneInvoice('stop_api_hung_up');
       const key = newKey();
-      expect(
-        (await post(api.baseUrl, company, '/v1/sales/invoices/create', anInvoice().withLine().build()))
-          .status,
-      ).toBe(201);
 
       const locker = await counterRowHeld(database.url, company);
       try {

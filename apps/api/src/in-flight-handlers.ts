@@ -24,11 +24,6 @@ export class InFlightHandlers implements NestInterceptor {
     );
   }
 
-  /** How many handlers run now. */
-  get running(): number {
-    return this.#running;
-  }
-
   /** Resolves once no handler runs (at once when none does). */
   idle(): Promise<void> {
     if (this.#running === 0) return Promise.resolve();

@@ -73,18 +73,19 @@ export class LeadingStatement {
 }
 
 /**
- * One prepared statement sent with its transaction's `START TRANSACTION` in front and/or `COMMIT`
- * behind it, as one pipeline with one Sync: one round trip instead of two or three. What a client
- * sees is the statement's own result. One Sync means one implicit unit of execution: the server
+ * One prepared statement sent with its transaction's `START TRANSACTION` and/or a lead (a statement
+ * nobody awaits, `LeadingStatement`) in front and/or `COMMIT` behind it, as one pipeline with one
+ * Sync: one round trip instead of up to four. What a client sees is the statement's own result. One Sync means one implicit unit of execution: the server
  * skips everything after an error until the Sync, so a failed `START TRANSACTION` never lets the
  * statement run outside a transaction, and a failed statement never reaches `COMMIT` (its
  * transaction stays aborted, for the caller's `ROLLBACK`). A failing `COMMIT` (a deferred
  * constraint) is the query's error, with the transaction already rolled back by the server.
  *
- * `START TRANSACTION` is sent as a statement the connection holds prepared (Bind and Execute
- * only): a Parse of it would answer a ParseComplete that pg would credit to this query's statement
- * name before that statement's own Parse had been checked. `COMMIT` comes after the statement, so
- * its unnamed Parse is sent each time.
+ * `START TRANSACTION` and the lead are sent as statements the connection holds prepared (Bind and
+ * Execute only; a lead's first use parses it on its own, `ParseOnlyQuery`): a Parse of either
+ * would answer a ParseComplete that pg would credit to this query's statement name before that
+ * statement's own Parse had been checked (and a failed lead skips that Parse). `COMMIT` comes
+ * after the statement, so its unnamed Parse is sent each time.
  */
 export class PipelinedQuery extends Query {
   /** Command completions still to come from `START TRANSACTION` and the lead before the statement's own. */

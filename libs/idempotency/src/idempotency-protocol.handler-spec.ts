@@ -395,6 +395,12 @@ describe("a new key's claim goes with the operation's first statement", () => {
   it('an operation without statements has the claim go with the stored answer', async () => {
     const call = anIdempotentCall().executing(() => Promise.resolve({ computed: true }));
 
+    // The claim went: with the key held elsewhere, the stored answer is refused with it.
+    await whileLockHeld(call, () =>
+      expect(protocol.execute(call.build())).rejects.toBeInstanceOf(IdempotencyKeyInUseError),
+    );
+    expect(await recordOf(call)).toBeUndefined();
+
     const answer = await protocol.execute(call.build());
 
     expect(answer).toMatchObject({ outcome: 'executed', body: '{"computed":true}' });

@@ -277,7 +277,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
         outcome: 'executed',
       });
       answer =
-        (await this.executeNewKey(ref, fingerprint, requestDigest, sensitive, call, produce)) ??
+        (await this.executeNewKey(ref, fingerprint, requestDigest, sensitive, produce)) ??
         (await this.options.transactions
           .run(() => this.settle(ref, fingerprint, requestDigest, sensitive, produce))
           // The whole transaction rolled back: the rejection is stored in a second one.
@@ -306,12 +306,11 @@ export class IdempotencyProtocol extends IdempotentExecutor {
    * A store that cannot send the claim ahead (no pipelining connection) claims first, in the same
    * transaction: the claim-first path, without a transaction of its own for nothing.
    */
-  private async executeNewKey<TResult>(
+  private async executeNewKey(
     ref: IdempotencyKeyRef,
     fingerprint: Buffer,
     requestDigest: Buffer | null,
     sensitive: boolean,
-    call: IdempotentCall<TResult>,
     produce: () => Promise<Produced>,
   ): Promise<IdempotentAnswer | null> {
     let claim: NewKeyClaim | null = null;
@@ -319,12 +318,12 @@ export class IdempotencyProtocol extends IdempotentExecutor {
       return await this.options.transactions.run(async () => {
         claim = this.options.records.claimNew?.(ref, this.clock.now()) ?? null;
         if (claim === null) return this.settle(ref, fingerprint, requestDigest, sensitive, produce);
-        const response = await this.run(call);
+        const { state, response, outcome } = await produce();
         const finishedAt = this.clock.now();
-        const stored = this.storedOutcome('completed', response, sensitive, finishedAt);
+        const stored = this.storedOutcome(state, response, sensitive, finishedAt);
         // Its statement carries the claim along when the operation sent none.
         await this.options.records.insertFinished(ref, { ...stored, fingerprint, requestDigest }, finishedAt);
-        return answerOf(response, stored.expiresAt, 'executed');
+        return answerOf(response, stored.expiresAt, outcome);
       });
     } catch (error) {
       const { state, error: claimError } = (claim as NewKeyClaim | null) ?? { state: 'held' };
