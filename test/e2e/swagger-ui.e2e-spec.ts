@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
 
@@ -26,13 +27,23 @@ async function openCreateInvoice(page: Page): Promise<{ idempotencyKey: string }
   const operation = page.locator(CREATE_OPERATION);
   const tryOut = operation.locator('button.try-out__btn');
   // Deep linking re-opens the operation named in the URL's hash after a reload, some time after
-  // the page loads: wait for that instead of clicking (a click then would close it again).
-  if (new URL(page.url()).hash.includes('createSalesInvoice')) {
-    await operation.locator('.opblock-body').waitFor();
-  } else {
-    await operation.locator('.opblock-summary').first().click();
-  }
-  await tryOut.click();
+  // the page loads, and a click on the summary toggles it: click only while it is closed, until
+  // "Try it out" shows (a click racing the deep link closes it, and the next round opens it).
+  await operation.waitFor();
+  await eventually(
+    async () => {
+      if (await tryOut.isVisible()) return true;
+      if (!(await operation.evaluate((node) => node.classList.contains('is-open')))) {
+        await operation.locator('.opblock-summary').first().click();
+      }
+      return false;
+    },
+    (visible) => visible,
+  );
+  // Visible, so no actionability wait: once under CI load the click sat 30 s in "waiting for
+  // element to be visible, enabled and stable" after a reload (the deep link scrolls to the
+  // operation). If the click does nothing, the key's input below never shows and this fails.
+  await tryOut.click({ force: true });
   const keyInput = operation.locator('tr[data-param-name="Idempotency-Key"] input');
   await keyInput.waitFor();
   return { idempotencyKey: await keyInput.inputValue() };
@@ -55,13 +66,22 @@ async function execute(page: Page, operation: Locator, status: number): Promise<
       status: (await live.locator('.response-col_status').innerText()).trim().slice(0, 3),
       body: await live.locator('.highlight-code pre').first().innerText(),
     }),
-    (value) => value.body.trim() === text.trim(),
+    // The UI pretty-prints the body: compare the JSON, not the text.
+    (value) => sameJson(value.body, text),
   );
   expect({ status: shown.status, body: JSON.parse(shown.body) as unknown }).toEqual({
     status: String(status),
     body: JSON.parse(text),
   });
   return JSON.parse(text) as Record<string, unknown>;
+}
+
+function sameJson(a: string, b: string): boolean {
+  try {
+    return isDeepStrictEqual(JSON.parse(a), JSON.parse(b));
+  } catch {
+    return false; // not (yet) the whole body
+  }
 }
 
 /** Reads until `done` holds or 10 s pass, and returns the last value read (the caller asserts on it). */
