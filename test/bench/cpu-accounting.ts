@@ -43,6 +43,13 @@ export function cpuTimes(): CpuTimes {
   return times;
 }
 
+/** CPU time (user + system) of one process so far, in ms; its ended children are not counted. */
+export function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
 function groupOf(pid: number, comm: string): CpuGroup {
   if (pid === process.pid) return 'client';
   // Node 24 names its main thread, and so the process's comm, "MainThread": ask its command line.

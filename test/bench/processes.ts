@@ -57,12 +57,19 @@ export function startApi(
   url: string,
   env: Record<string, string>,
   logDir: string,
-  options: { poolSize: number; logLevel: string; nodeArgs?: string[] },
+  options: {
+    poolSize: number;
+    logLevel: string;
+    nodeArgs?: string[];
+    /** Instead of the start script's node flags (the entry stays): a variant of an A/B run. */
+    nodeFlags?: string[];
+  },
 ): Promise<Server> {
   const start = apiStartCommand(ROOT);
+  const args = options.nodeFlags ? [...options.nodeFlags, start.args[start.args.length - 1]] : start.args;
   return startServer(
     'api',
-    [...(options.nodeArgs ?? []), ...start.args],
+    [...(options.nodeArgs ?? []), ...args],
     {
       ...start.env,
       DATABASE_URL: url,

@@ -66,8 +66,11 @@ export async function captureCreateStatements(
       throw new Error(`capture create: ${response.status} ${await response.text()}`);
     await response.arrayBuffer();
     await sleep(300);
-    const statements = readFileSync(file, 'utf8')
-      .slice(offset)
+    // The offset is in bytes: slice before decoding (a migration's text before it may hold
+    // characters of more than one byte when the capture process migrated a fresh database).
+    const statements = readFileSync(file)
+      .subarray(offset)
+      .toString('utf8')
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as CapturedStatement);
