@@ -141,7 +141,6 @@ async function main(): Promise<void> {
     }
     printReport(variants, turns);
   } finally {
-    killAll();
     for (const api of apis) await stop(api);
     await admin
       .query(`DROP DATABASE IF EXISTS ${quoteIdentifier(database)} WITH (FORCE)`)
