@@ -88,12 +88,12 @@ async function main(): Promise<void> {
   const embedded = dataDir ? await startEmbeddedPostgres({ dataDir, database: 'postgres' }) : undefined;
   const serverUrl = config.serverUrl ?? (embedded?.url as string);
   const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
   const database = `ledgerkey_ab_${Date.now()}`;
-  await admin.query(`CREATE DATABASE ${quoteIdentifier(database)}`);
-  const url = Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
   const apis: Server[] = [];
   try {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${quoteIdentifier(database)}`);
+    const url = Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
     // One at a time: the first migrates the database.
     for (const variant of variants) {
       apis.push(
@@ -145,7 +145,7 @@ async function main(): Promise<void> {
     await admin
       .query(`DROP DATABASE IF EXISTS ${quoteIdentifier(database)} WITH (FORCE)`)
       .catch(() => undefined);
-    await admin.end();
+    await admin.end().catch(() => undefined);
     await embedded?.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
