@@ -15,18 +15,18 @@
  * Each round loads every process once (16 connections, creates over 50 companies, RUN_WORKER=false
  * so the worker's timing stays out); the order reverses every round, because the turn after a
  * switch of process runs differently from the next one. Per turn: creates per second, and the
- * process's own CPU per create (`/proc/<pid>/stat`), the steadier of the two. A variant's ratio
+ * process's own CPU per create (`/proc/<pid>/stat`). A variant's ratio
  * to the baseline is taken per round (the two turns minutes apart at most), then averaged.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { quoteIdentifier, startEmbeddedPostgres } from '../../libs/database/src/embedded-postgres';
-import { loadBenchConfig } from './bench-config';
+import { quoteIdentifier } from '../../libs/database/src/embedded-postgres';
+import { loadBenchConfig, positive } from './bench-config';
 import { processCpuMs } from './cpu-accounting';
 import { type Company, createLoad, createsOver, newCompany, warmUp } from './load';
-import { killAll, type Server, startApi, stop } from './processes';
+import { databaseServer, killAll, type Server, startApi, stop } from './processes';
 
 interface Variant {
   name: string;
@@ -37,14 +37,6 @@ interface Variant {
 interface Turn {
   requestsPerSecond: number;
   cpuMsPerCreate: number;
-}
-
-function positiveInteger(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer: ${raw}`);
-  return value;
 }
 
 function variantsOf(raw: string | undefined): Variant[] {
@@ -75,18 +67,16 @@ function median(values: number[]): number {
 
 async function main(): Promise<void> {
   const config = loadBenchConfig();
-  const rounds = positiveInteger('AB_ROUNDS', 10);
+  const rounds = positive('AB_ROUNDS', 10);
   if (rounds % 2 !== 0) throw new Error('AB_ROUNDS must be even: the order reverses every round');
-  const seconds = positiveInteger('AB_SECONDS', 6);
+  const seconds = positive('AB_SECONDS', 6);
   const variants: Variant[] = [
     { name: 'baseline' },
     { name: 'baseline, again (control)' },
     ...variantsOf(process.env.AB_VARIANTS),
   ];
   const dir = mkdtempSync(join(tmpdir(), 'ledgerkey-ab-'));
-  const dataDir = config.serverUrl ? undefined : mkdtempSync(join(tmpdir(), 'ledgerkey-ab-pg-'));
-  const embedded = dataDir ? await startEmbeddedPostgres({ dataDir, database: 'postgres' }) : undefined;
-  const serverUrl = config.serverUrl ?? (embedded?.url as string);
+  const { serverUrl, cleanup } = await databaseServer(config.serverUrl, 'ledgerkey-ab-pg-');
   const admin = new Client({ connectionString: serverUrl });
   const database = `ledgerkey_ab_${Date.now()}`;
   const apis: Server[] = [];
@@ -146,8 +136,7 @@ async function main(): Promise<void> {
       .query(`DROP DATABASE IF EXISTS ${quoteIdentifier(database)} WITH (FORCE)`)
       .catch(() => undefined);
     await admin.end().catch(() => undefined);
-    await embedded?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await cleanup();
     rmSync(dir, { recursive: true, force: true });
   }
 }

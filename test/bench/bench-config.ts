@@ -53,7 +53,8 @@ export interface BenchConfig {
   groups: ReadonlySet<Group>;
 }
 
-function positive(name: string, fallback: number): number {
+/** A positive integer from the environment variable `name`, or `fallback` when it is unset or empty. */
+export function positive(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Pool } from 'pg';
 import { createDataSource, runMigrations } from '../../libs/database/src/data-source.factory';
-import { quoteIdentifier, startEmbeddedPostgres } from '../../libs/database/src/embedded-postgres';
+import { quoteIdentifier } from '../../libs/database/src/embedded-postgres';
 import { installJobQueue } from '../../libs/jobs/src/job-queue';
 import { MIGRATIONS } from '../../migrations';
 import { type BenchConfig, type Group, ROOT, loadBenchConfig } from './bench-config';
@@ -37,7 +37,16 @@ import {
 } from './load';
 import { PGBENCH, pgbenchLoad, pgbenchVersion, prepareScripts } from './pgbench-limit';
 import { cpuPerRequest, cpuTimes, describeCpu } from './cpu-accounting';
-import { type Server, killAll, rssMb, sampleRss, startApi, startServer, stop } from './processes';
+import {
+  type Server,
+  databaseServer,
+  killAll,
+  rssMb,
+  sampleRss,
+  startApi,
+  startServer,
+  stop,
+} from './processes';
 import { BASELINE_SCHEMA } from './redis-baseline/baseline-schema';
 import { deleteKeys, redisCommand, redisVersion } from './redis-probe';
 import { chart, evaluateGoals, printReport } from './report';
@@ -71,7 +80,7 @@ async function main(): Promise<void> {
   const loadBefore = loadavg();
   const dir = mkdtempSync(join(tmpdir(), 'ledgerkey-bench-'));
   mkdirSync(config.outDir, { recursive: true });
-  const server = await databaseServer(config);
+  const server = await databaseServer(config.serverUrl, 'ledgerkey-bench-pg-');
   const admin = new Client({ connectionString: server.serverUrl });
   await admin.connect();
   const run: Run = { config, serverUrl: server.serverUrl, admin, databases: [], dir, results: [] };
@@ -922,21 +931,6 @@ async function seedKeys(
 
 // ---------------------------------------------------------------------------------------------
 // Databases and the machine
-
-async function databaseServer(
-  config: BenchConfig,
-): Promise<{ serverUrl: string; cleanup: () => Promise<void> }> {
-  if (config.serverUrl) return { serverUrl: config.serverUrl, cleanup: async () => undefined };
-  const dataDir = mkdtempSync(join(tmpdir(), 'ledgerkey-bench-pg-'));
-  const embedded = await startEmbeddedPostgres({ dataDir, database: 'postgres' });
-  return {
-    serverUrl: embedded.url,
-    cleanup: async () => {
-      await embedded.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 async function emptyDatabase(run: Run, suffix: string): Promise<string> {
   const name = `ledgerkey_bench_${Date.now()}_${suffix}`;

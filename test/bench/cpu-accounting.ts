@@ -30,24 +30,28 @@ export function cpuTimes(): CpuTimes {
     } catch {
       continue; // ended meanwhile
     }
-    // pid (comm) state ppid … : comm may hold spaces and parentheses, so split after its last ')'.
-    const close = stat.lastIndexOf(')');
-    const comm = stat.slice(stat.indexOf('(') + 1, close);
-    const fields = stat.slice(close + 2).split(' ');
-    // utime, stime, and cutime, cstime: a process that ended and was waited for (a PostgreSQL
-    // backend, pgbench) counts in its parent, so its whole time is in the difference of two
-    // readings even though it is gone from the second.
-    const ms = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * TICK_MS;
+    const { comm, ms } = parseStat(stat);
     times[groupOf(Number(entry), comm)] += ms;
   }
   return times;
 }
 
-/** CPU time (user + system) of one process so far, in ms; its ended children are not counted. */
+/** CPU time (user + system) of one process so far, in ms, its waited-for children included. */
 export function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8')).ms;
+}
+
+function parseStat(stat: string): { comm: string; ms: number } {
+  // pid (comm) state ppid … : comm may hold spaces and parentheses, so split after its last ')'.
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  // utime, stime, and cutime, cstime: a process that ended and was waited for (a PostgreSQL
+  // backend, pgbench) counts in its parent, so its whole time is in the difference of two
+  // readings even though it is gone from the second.
+  return {
+    comm: stat.slice(stat.indexOf('(') + 1, close),
+    ms: (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * TICK_MS,
+  };
 }
 
 function groupOf(pid: number, comm: string): CpuGroup {

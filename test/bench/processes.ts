@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startEmbeddedPostgres } from '../../libs/database/src/embedded-postgres';
 import { apiStartCommand } from '../support/start-command';
 import { ROOT } from './bench-config';
 import { ADMIN_TOKEN } from './load';
@@ -133,4 +135,25 @@ export function freePort(): Promise<number> {
       );
     });
   });
+}
+
+/**
+ * The PostgreSQL server to create databases on: `serverUrl` (DATABASE_URL) when given, else an
+ * embedded one in a fresh folder under the system's temporary directory (`prefix`), which
+ * `cleanup` stops and removes.
+ */
+export async function databaseServer(
+  serverUrl: string | undefined,
+  prefix: string,
+): Promise<{ serverUrl: string; cleanup: () => Promise<void> }> {
+  if (serverUrl) return { serverUrl, cleanup: async () => undefined };
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  const embedded = await startEmbeddedPostgres({ dataDir, database: 'postgres' });
+  return {
+    serverUrl: embedded.url,
+    cleanup: async () => {
+      await embedded.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
