@@ -473,7 +473,7 @@ async function databaseLimit(run: Run, url: string): Promise<void> {
   if (config.groups.has('pgbench')) {
     const version = await pgbenchVersion();
     if (version === null) {
-      for (const name of ['pgbench-create', 'pgbench-single'])
+      for (const name of ['pgbench-create', 'pgbench-single', 'pgbench-round-trip', 'pgbench-write'])
         run.results.push(skipped(name, 'pgbench limit', `${PGBENCH} not found (install postgresql-client)`));
     } else {
       const dir = join(run.dir, 'pgbench');
@@ -519,11 +519,43 @@ async function databaseLimit(run: Run, url: string): Promise<void> {
           options,
         ),
       );
+      run.results.push(...(await pgbenchFloors(url, options)));
     }
   }
   if (config.groups.has('node')) {
     run.results.push(await nodeClientBaseline(url, capture, many, config));
   }
+}
+
+/**
+ * The scale a create's CPU is made of, with pgbench and the same clients: one round trip that does
+ * nothing (`SELECT 1`), and the smallest durable write (one row inserted and committed, the commit
+ * flushed like a create's). Reported, not goals: they say what a round trip and a commit cost
+ * against a whole create (see docs/performance.md).
+ */
+async function pgbenchFloors(url: string, options: Parameters<typeof pgbenchLoad>[4]): Promise<Figures[]> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS bench_floor (id bigserial PRIMARY KEY, note text NOT NULL)`,
+    );
+  } finally {
+    await client.end();
+  }
+  const scripts = {
+    'pgbench-round-trip': ['one round trip: SELECT 1', 'SELECT 1;\n'],
+    'pgbench-write': [
+      'one durable write: BEGIN, one INSERT, COMMIT',
+      `BEGIN;\nINSERT INTO bench_floor (note) VALUES ('floor');\nCOMMIT;\n`,
+    ],
+  };
+  const figures: Figures[] = [];
+  for (const [name, [label, script]] of Object.entries(scripts)) {
+    const files = await prepareScripts(options.dir, name, [script], url, options.protocol);
+    figures.push(await pgbenchLoad(name, label, url, files, options));
+  }
+  return figures;
 }
 
 /** Companies for cases that start no API process of their own. */

@@ -51,6 +51,16 @@ export function evaluateGoals(results: Figures[], storedKeys: number): Goal[] {
     (x: number): Check =>
     (v) =>
       v >= 1 - x && v <= 1 + x;
+  /** All CPU one request of the case took: server, database, Redis, load generator, other. */
+  const cpu = (name: string): number | null => {
+    const spent = by(name)?.cpuMsPerRequest;
+    return spent ? Object.values(spent).reduce((sum, ms) => sum + ms, 0) : null;
+  };
+  const cpuRatio = (a: string, b: string): number | null => {
+    const x = cpu(a);
+    const y = cpu(b);
+    return x !== null && y !== null && y > 0 ? x / y : null;
+  };
   const idle = extra('create', 'idleRssMb');
   const after = extra('create', 'afterRssMb');
   const withIdem = rate('create-no-worker', 'create-no-idempotency');
@@ -165,6 +175,27 @@ export function evaluateGoals(results: Figures[], storedKeys: number): Goal[] {
       'create vs the Node-client baseline (same statements through pg)',
       'create / node-create',
       rate('create', 'node-create'),
+      'reported',
+      null,
+    ),
+    goal(
+      'CPU of one create: the Redis setup vs ours (all processes, per request)',
+      'cpu(redis-create) / cpu(create)',
+      cpuRatio('redis-create', 'create'),
+      'reported',
+      null,
+    ),
+    goal(
+      'CPU of one round trip (pgbench SELECT 1) vs one create',
+      'cpu(pgbench-round-trip) / cpu(create)',
+      cpuRatio('pgbench-round-trip', 'create'),
+      'reported',
+      null,
+    ),
+    goal(
+      'CPU of the smallest durable write (pgbench BEGIN, INSERT, COMMIT) vs one create',
+      'cpu(pgbench-write) / cpu(create)',
+      cpuRatio('pgbench-write', 'create'),
       'reported',
       null,
     ),
