@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { startApiProcess, stopAllApiProcesses, type ApiProcess } from '../support/api-process';
 import { anInvoice, newKey } from '../support/invoice.builder';
-import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
+import {
+  createIsolatedDatabase,
+  type IsolatedDatabase,
+  isolatedDatabasePool,
+} from '../support/isolated-database';
 import type { TestCompany } from '../support/test-app';
 
 /** RATE_LIMIT_PER_SECOND of both processes: each admits 10/s, bursts of 20 (its half of 20/s, burst 40). */
@@ -92,7 +96,7 @@ describe('API keys and rate limits across two API processes', () => {
     database = await createIsolatedDatabase('key_instances');
     const env = { DATABASE_URL: database.url, RATE_LIMIT_PER_SECOND: String(RATE) };
     [a, b] = await Promise.all([startApiProcess({ env }), startApiProcess({ env })]);
-    db = new Pool({ connectionString: database.url, max: 2 });
+    db = isolatedDatabasePool(database, 2);
     await untilBothShareTheLimit();
   }, 60_000);
 

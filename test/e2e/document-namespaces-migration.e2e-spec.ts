@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createDataSource, runMigrations } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { DocumentNamespacesSupplierIdentity1765000000000 } from '../../migrations/1765000000000-document-namespaces-supplier-identity';
-import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
+import {
+  createIsolatedDatabase,
+  type IsolatedDatabase,
+  isolatedDatabasePool,
+} from '../support/isolated-database';
 
 const MIGRATION = DocumentNamespacesSupplierIdentity1765000000000;
 const LEGACY_NAMED_BY_VAT = 2500;
@@ -75,7 +79,7 @@ describe('migration DocumentNamespacesSupplierIdentity1765000000000 on existing 
       migrations: MIGRATIONS.slice(0, position),
       jobQueue: false,
     });
-    db = new Pool({ connectionString: database.url, max: 2 });
+    db = isolatedDatabasePool(database, 2);
 
     for (const company of [a, b, c]) {
       await db.query(

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createDataSource, runMigrations } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { OutboxDeliveries1765600000000 } from '../../migrations/1765600000000-outbox-deliveries';
-import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
+import {
+  createIsolatedDatabase,
+  type IsolatedDatabase,
+  isolatedDatabasePool,
+} from '../support/isolated-database';
 
 const MIGRATION = OutboxDeliveries1765600000000;
 
@@ -42,7 +46,7 @@ describe('migration OutboxDeliveries1765600000000 with queued jobs', () => {
     database = await createIsolatedDatabase('outbox_deliveries_migration', {
       migrations: MIGRATIONS.slice(0, position),
     });
-    db = new Pool({ connectionString: database.url, max: 2 });
+    db = isolatedDatabasePool(database, 2);
     await db.query(
       `INSERT INTO companies (id, name, country_code, currency) VALUES ($1, 'Relay', 'LT', 'EUR')`,
       [company],

@@ -3,11 +3,15 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { parseSecretsKey, SealedValueUnreadableError, SecretBox } from '@ledgerkey/secrets';
 import { startApiProcess, stopAllApiProcesses } from '../support/api-process';
-import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
+import {
+  createIsolatedDatabase,
+  type IsolatedDatabase,
+  isolatedDatabasePool,
+} from '../support/isolated-database';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { startWorkerProcess, stopAllWorkerProcesses, type WorkerProcess } from '../support/worker-process';
 
@@ -74,7 +78,7 @@ describe('secrets at rest: boot sealing, the shared key file, rotation', () => {
 
   beforeAll(async () => {
     database = await createIsolatedDatabase('secrets');
-    db = new Pool({ connectionString: database.url, max: 2 });
+    db = isolatedDatabasePool(database, 2);
     dataDir = mkdtempSync(join(tmpdir(), 'ledgerkey-secrets-'));
     receiver = await WebhookReceiver.start();
     await db.query(

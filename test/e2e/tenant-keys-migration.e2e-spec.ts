@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Pool, type PoolClient, type QueryResult } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createDataSource, runMigrations } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { TenantKeys1765500000000 } from '../../migrations/1765500000000-tenant-keys';
-import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
+import {
+  createIsolatedDatabase,
+  type IsolatedDatabase,
+  isolatedDatabasePool,
+} from '../support/isolated-database';
 import { offenderReport, REFERENCE_TABLES, tenantKeyOffenders } from '../support/tenant-keys';
 
 const MIGRATION = TenantKeys1765500000000;
@@ -160,11 +164,7 @@ describe('migration TenantKeys1765500000000 on existing data', () => {
       migrations: MIGRATIONS.slice(0, position),
       jobQueue: false,
     });
-    db = new Pool({ connectionString: database.url, max: 2 });
-    // An idle connection still closing when afterAll drops the database (WITH FORCE) is
-    // terminated (57P01); the pool re-emits that as an event, which with no listener failed a
-    // test on CI. Queries still reject on their own errors.
-    db.on('error', () => undefined);
+    db = isolatedDatabasePool(database, 2);
     // One simple-protocol call per company: one transaction, so the deferred balance check sees
     // each journal entry with all its lines.
     await db.query(companySql(a, 'A'));

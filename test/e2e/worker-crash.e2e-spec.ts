@@ -1,7 +1,11 @@
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { startApiProcess, stopAllApiProcesses, type ApiProcess } from '../support/api-process';
-import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
+import {
+  createIsolatedDatabase,
+  type IsolatedDatabase,
+  isolatedDatabasePool,
+} from '../support/isolated-database';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import type { TestCompany } from '../support/test-app';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -32,7 +36,7 @@ describe('webhook workers: crash recovery and concurrency', () => {
 
   beforeAll(async () => {
     database = await createIsolatedDatabase('workers');
-    db = new Pool({ connectionString: database.url, max: 4 });
+    db = isolatedDatabasePool(database, 4);
     api = await startApiProcess({
       env: { DATABASE_URL: database.url, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', RUN_WORKER: 'false' },
     });
