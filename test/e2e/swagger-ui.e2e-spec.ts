@@ -168,7 +168,10 @@ describeInBrowser(`Swagger UI in Chromium (${CHROMIUM})`, () => {
     const keyInput = operation.locator('tr[data-param-name="Idempotency-Key"] input');
     const newKeyButton = operation.locator('tr[data-param-name="Idempotency-Key"] button.ledgerkey-new-key');
     await expect(newKeyButton.isVisible()).resolves.toBe(true);
-    await newKeyButton.click();
+    // Visible, so no actionability wait (as for "Try it out" above: a PostgreSQL 15 CI run sat
+    // 30 s in "waiting for element to be … stable" here). Each click below is checked by what
+    // follows it: the new key's value, or an answer that needs a new key.
+    await newKeyButton.click({ force: true });
     const generated = await eventually(
       () => keyInput.inputValue(),
       (value) => value !== secondLoad.idempotencyKey,
@@ -210,7 +213,7 @@ describeInBrowser(`Swagger UI in Chromium (${CHROMIUM})`, () => {
 
     // A new key for the changed body: the order is invoiced already, a rejection stored under the
     // key; executing again replays it. Both times the UI says a corrected body needs a new key.
-    await newKeyButton.click();
+    await newKeyButton.click({ force: true });
     expect(
       await eventually(
         () => keyInput.inputValue(),
@@ -231,7 +234,7 @@ describeInBrowser(`Swagger UI in Chromium (${CHROMIUM})`, () => {
 
     // Corrected (another order) under a new key: a second invoice, no banner.
     await body.fill(JSON.stringify({ ...changed, orderId: 'order-2002' }, null, 2));
-    await newKeyButton.click();
+    await newKeyButton.click({ force: true });
     const second = await execute(page, operation, 201);
     expect(second.number).toBe('INV-000002');
     expect(await notice.count()).toBe(0);
