@@ -473,7 +473,7 @@ async function databaseLimit(run: Run, url: string): Promise<void> {
   if (config.groups.has('pgbench')) {
     const version = await pgbenchVersion();
     if (version === null) {
-      for (const name of ['pgbench-create', 'pgbench-single', 'pgbench-round-trip', 'pgbench-write'])
+      for (const name of ['pgbench-create', 'pgbench-single', ...Object.keys(FLOOR_SCRIPTS)])
         run.results.push(skipped(name, 'pgbench limit', `${PGBENCH} not found (install postgresql-client)`));
     } else {
       const dir = join(run.dir, 'pgbench');
@@ -527,6 +527,15 @@ async function databaseLimit(run: Run, url: string): Promise<void> {
   }
 }
 
+/** pgbench's floors, by case name: label and script (`pgbenchFloors`). */
+const FLOOR_SCRIPTS: Record<string, [label: string, script: string]> = {
+  'pgbench-round-trip': ['one round trip: SELECT 1', 'SELECT 1;\n'],
+  'pgbench-write': [
+    'one durable write: BEGIN, one INSERT, COMMIT',
+    `BEGIN;\nINSERT INTO bench_floor (note) VALUES ('floor');\nCOMMIT;\n`,
+  ],
+};
+
 /**
  * The scale a create's CPU is made of, with pgbench and the same clients: one round trip that does
  * nothing (`SELECT 1`), and the smallest durable write (one row inserted and committed, the commit
@@ -543,15 +552,8 @@ async function pgbenchFloors(url: string, options: Parameters<typeof pgbenchLoad
   } finally {
     await client.end();
   }
-  const scripts = {
-    'pgbench-round-trip': ['one round trip: SELECT 1', 'SELECT 1;\n'],
-    'pgbench-write': [
-      'one durable write: BEGIN, one INSERT, COMMIT',
-      `BEGIN;\nINSERT INTO bench_floor (note) VALUES ('floor');\nCOMMIT;\n`,
-    ],
-  };
   const figures: Figures[] = [];
-  for (const [name, [label, script]] of Object.entries(scripts)) {
+  for (const [name, [label, script]] of Object.entries(FLOOR_SCRIPTS)) {
     const files = await prepareScripts(options.dir, name, [script], url, options.protocol);
     figures.push(await pgbenchLoad(name, label, url, files, options));
   }
