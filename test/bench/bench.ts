@@ -97,10 +97,12 @@ async function main(): Promise<void> {
     try {
       if (on('ours')) await ledgerkeyDefaultStart(run, url, redisSetup);
       else if (redisSetup) await redisSetupAlone(run, redisSetup);
+      // Still up: its create runs again in turns with ours without the idempotency layer.
+      if (on('worker') || on('idempotency') || on('scale'))
+        await ledgerkeyWithoutWorker(run, url, redisSetup);
     } finally {
       await redisSetup?.stop();
     }
-    if (on('worker') || on('idempotency') || on('scale')) await ledgerkeyWithoutWorker(run, url);
     if (on('pgbench') || on('node')) await databaseLimit(run, url);
     if (on('http')) await bareHttp(run, url);
     if (on('keys')) await manyKeys(run);
@@ -333,9 +335,11 @@ async function warmUpReplays(baseUrl: string, keys: KeyedRequest[]): Promise<voi
  * The same create three ways, in turns (each process up, one loaded at a time): default start
  * again (`create-default`), RUN_WORKER=false, and RUN_WORKER=false without the idempotency layer;
  * then two processes. The worker and layer goals compare cases of these turns, not cases measured
- * minutes apart.
+ * minutes apart. With the layer's variant, the Redis setup's create runs in the same turns
+ * (`redis-create-again`): how ours compares with it when ours stores no key at all, the ceiling
+ * of what the idempotency layer could give the create goal.
  */
-async function ledgerkeyWithoutWorker(run: Run, url: string): Promise<void> {
+async function ledgerkeyWithoutWorker(run: Run, url: string, versus: RedisSetup | undefined): Promise<void> {
   const { config } = run;
   const on = (group: Group) => config.groups.has(group);
   // `group`: the one that asks for the variant; `create-no-worker` runs whenever this function does.
@@ -368,6 +372,7 @@ async function ledgerkeyWithoutWorker(run: Run, url: string): Promise<void> {
     const loads = variants.map((variant, index) =>
       createCase(variant.name, variant.label, apis[index].baseUrl, url, many),
     );
+    if (versus && on('idempotency')) loads.push(redisCases(versus).again);
     run.results.push(...(await inTurns(run, loads[0], ...loads.slice(1))));
   } finally {
     for (const api of apis) await stop(api);
@@ -629,6 +634,8 @@ const REDIS_LABELS = {
   'redis-create': 'Redis setup: create, 50 companies',
   'redis-single': 'Redis setup: create, one company (one number series)',
   'redis-replay': 'Redis setup: replay of a finished key',
+  'redis-create-again':
+    'Redis setup: create, 50 companies, again (in turns with create-no-worker and create-no-idempotency)',
 };
 
 /** The Redis-plugin setup, up, checked and warmed up, with its companies. */
@@ -687,13 +694,13 @@ async function startRedisSetup(run: Run): Promise<RedisSetup | undefined> {
   }
 }
 
-/** The Redis setup's two create cases, as ours. */
-function redisCases(setup: RedisSetup): { create: TurnLoad; single: TurnLoad } {
+/** The Redis setup's create cases, as ours (`again`: the create in turns with ours without the layer). */
+function redisCases(setup: RedisSetup): { create: TurnLoad; single: TurnLoad; again: TurnLoad } {
+  const { baseUrl, url, many } = setup;
   return {
-    create: createCase('redis-create', REDIS_LABELS['redis-create'], setup.baseUrl, setup.url, setup.many),
-    single: createCase('redis-single', REDIS_LABELS['redis-single'], setup.baseUrl, setup.url, [
-      setup.single,
-    ]),
+    create: createCase('redis-create', REDIS_LABELS['redis-create'], baseUrl, url, many),
+    single: createCase('redis-single', REDIS_LABELS['redis-single'], baseUrl, url, [setup.single]),
+    again: createCase('redis-create-again', REDIS_LABELS['redis-create-again'], baseUrl, url, many),
   };
 }
 

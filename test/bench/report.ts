@@ -186,6 +186,27 @@ export function evaluateGoals(results: Figures[], storedKeys: number): Goal[] {
       null,
     ),
     goal(
+      'create without the idempotency layer (RUN_WORKER=false) vs the Redis setup (in turns)',
+      'create-no-idempotency / redis-create-again',
+      rate('create-no-idempotency', 'redis-create-again'),
+      'reported',
+      null,
+    ),
+    goal(
+      'CPU of one create: the Redis setup vs ours without the idempotency layer (in turns)',
+      'cpu(redis-create-again) / cpu(create-no-idempotency)',
+      cpuRatio('redis-create-again', 'create-no-idempotency'),
+      'reported',
+      null,
+    ),
+    goal(
+      'create, default start, vs the Redis setup: a second reading (in turns)',
+      'create-default / redis-create-again',
+      rate('create-default', 'redis-create-again'),
+      'reported',
+      null,
+    ),
+    goal(
       'CPU of one round trip (pgbench SELECT 1) vs one create',
       'cpu(pgbench-round-trip) / cpu(create)',
       cpuRatio('pgbench-round-trip', 'create'),
