@@ -12,6 +12,8 @@ import type { TestCompany } from '../support/test-app';
 
 /** RATE_LIMIT_PER_SECOND of both processes: each admits 10/s, bursts of 20 (its half of 20/s, burst 40). */
 const RATE = 20;
+/** Requests with unknown keys sent while `api_keys` is locked (the per-address limit's test). */
+const FLOOD = 10;
 const LISTENERS = `SELECT pid FROM pg_stat_activity
   WHERE datname = current_database() AND application_name = 'ledgerkey-api-key-listener'`;
 
@@ -94,7 +96,13 @@ describe('API keys and rate limits across two API processes', () => {
 
   beforeAll(async () => {
     database = await createIsolatedDatabase('key_instances');
-    const env = { DATABASE_URL: database.url, RATE_LIMIT_PER_SECOND: String(RATE) };
+    const env = {
+      DATABASE_URL: database.url,
+      RATE_LIMIT_PER_SECOND: String(RATE),
+      // More connections than the unknown-key flood below has requests: one that found a token
+      // holds a connection while it waits on the locked table, and the verified key still needs one.
+      DATABASE_POOL_SIZE: String(FLOOD + 6),
+    };
     [a, b] = await Promise.all([startApiProcess({ env }), startApiProcess({ env })]);
     db = isolatedDatabasePool(database, 2);
     await untilBothShareTheLimit();
@@ -265,7 +273,7 @@ describe('API keys and rate limits across two API processes', () => {
 
       // Every key lookup now waits for this lock: an answer that comes back meanwhile never looked.
       await locker.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
-      flood.push(...Array.from({ length: 10 }, () => call(a, '/v1/events', unknownKey())));
+      flood.push(...Array.from({ length: FLOOD }, () => call(a, '/v1/events', unknownKey())));
       const floodSent = Date.now();
       await sleep(1_000);
       const settled = await Promise.all(
