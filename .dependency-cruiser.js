@@ -12,13 +12,6 @@
 const TEST_CODE = '(^test/|\\.(spec|handler-spec|e2e-spec|chaos-spec)\\.ts$)';
 /** A lib's public surface: its `src/index.ts`. */
 const LIB_INDEX = '^libs/[^/]+/src/index\\.ts$';
-/**
- * The one lib file a migration imports (1765000000000-document-namespaces-supplier-identity
- * backfills with the application's own name normalization). Migrations are frozen history and
- * are also loaded outside the Nest build (the benchmark's plain tsc build), so such a file must
- * import nothing at all (rule `migration-helper-imports-nothing`).
- */
-const MIGRATION_HELPERS = '^libs/purchasing/src/supplier-key\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -70,20 +63,12 @@ module.exports = {
       to: { path: LIB_INDEX, dependencyTypesNot: ['aliased-tsconfig-paths'] },
     },
     {
-      name: 'migrations-import-no-lib-code',
+      name: 'migrations-are-snapshots',
       comment:
-        'A migration is frozen history: it states its SQL and imports no lib code, except the listed dependency-free helpers.',
+        'A migration is a snapshot: it must do tomorrow what it did when it was reviewed, so it imports no application code (libs, apps, tests) and copies what it needs, frozen. Other migrations and packages only.',
       severity: 'error',
       from: { path: '^migrations/' },
-      to: { path: '^(libs|apps|test)/', pathNot: MIGRATION_HELPERS },
-    },
-    {
-      name: 'migration-helper-imports-nothing',
-      comment:
-        'A lib file a migration imports must stay dependency-free, or the migration would change (and could break) with the lib.',
-      severity: 'error',
-      from: { path: MIGRATION_HELPERS },
-      to: {},
+      to: { path: '^(libs|apps|test)/' },
     },
     {
       name: 'sdk-standalone',

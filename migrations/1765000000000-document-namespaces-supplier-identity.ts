@@ -1,10 +1,28 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-// The application's own normalization, so backfilled names compare equal to what the
-// handler computes for new uploads.
-import { normalizeSupplierName } from '../libs/purchasing/src/supplier-key';
 
 const BACKFILL_BATCH = 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The supplier name key this migration backfills: a copy of the application's
+ * `normalizeSupplierName` (libs/purchasing/src/supplier-key.ts) as of this migration, so the
+ * backfilled keys compare equal to what the handler computed for new uploads then. A frozen
+ * snapshot: never change it, not even to follow the application. If the application's
+ * normalization changes, stored keys need a new migration that re-keys them
+ * (test/architecture/migration-snapshots.spec.ts fails until then).
+ */
+export function supplierNameKeyAsOf1765000000000(name: string): string {
+  return (
+    name
+      .normalize('NFKC')
+      .toLowerCase()
+      // Lower-casing can leave a string that is no longer NFKC ("İ" → "i̇").
+      .normalize('NFKC')
+      .replace(/\p{P}+/gu, '')
+      .replace(/\s+/gu, ' ')
+      .trim()
+  );
+}
 
 /**
  * 1. Numbering per (company, document type, series). Invoices and credit notes shared a counter
@@ -126,7 +144,7 @@ export class DocumentNamespacesSupplierIdentity1765000000000 implements Migratio
         `UPDATE purchase_invoices p SET supplier_name_key = v.name_key
            FROM unnest($1::uuid[], $2::text[]) AS v(id, name_key)
           WHERE p.id = v.id`,
-        [rows.map((row) => row.id), rows.map((row) => normalizeSupplierName(row.name))],
+        [rows.map((row) => row.id), rows.map((row) => supplierNameKeyAsOf1765000000000(row.name))],
       );
       after = rows[rows.length - 1].id;
     }

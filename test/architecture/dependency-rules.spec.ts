@@ -45,11 +45,13 @@ const FIXTURE: Record<string, string> = {
     "import { jobs } from '../../../apps/worker/src/job-runner';",
     'export const b = [a, inner, jobs];',
   ].join('\n'),
-  // migrations-import-no-lib-code
-  'migrations/1-initial.ts': "import { a } from '@ledgerkey/a';\nexport const up = a;",
-  // migration-helper-imports-nothing
-  'libs/purchasing/src/supplier-key.ts': "import { other } from './other';\nexport const key = other;",
-  'libs/purchasing/src/other.ts': 'export const other = 1;',
+  // migrations-are-snapshots (a lib through its alias, a lib file by path, an app)
+  'migrations/1-initial.ts': [
+    "import { a } from '@ledgerkey/a';",
+    "import { inner } from '../libs/a/src/inner';",
+    "import { jobs } from '../apps/worker/src/job-runner';",
+    'export const up = [a, inner, jobs];',
+  ].join('\n'),
   // sdk-standalone
   'libs/sdk/src/index.ts': "import { a } from '@ledgerkey/a';\nexport const sdk = a;",
   // app-and-test-only-through-lib-index (a test reaching into a lib)
@@ -78,6 +80,9 @@ describe('dependency rules (.dependency-cruiser.js, run by npm run lint)', () =>
     const output = `${run.stdout}${run.stderr}`;
     expect(run.status).not.toBe(0);
     expect(output).toContain('error no-app-to-app: apps/api/src/main.ts → apps/worker/src/job-runner.ts');
+    for (const target of ['libs/a/src/index.ts', 'libs/a/src/inner.ts', 'apps/worker/src/job-runner.ts']) {
+      expect(output).toContain(`error migrations-are-snapshots: migrations/1-initial.ts → ${target}`);
+    }
     const violated = new Set([...output.matchAll(/^\s*error ([a-z-]+):/gm)].map((match) => match[1]));
     expect([...violated].sort()).toEqual(CONFIG.forbidden.map((rule) => rule.name).sort());
   });

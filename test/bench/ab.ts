@@ -9,6 +9,8 @@
  * - AB_VARIANTS: JSON array of `{ "name", "env"?: {…}, "nodeFlags"?: [...] }`; `nodeFlags`
  *   replace the start script's node flags (its environment words stay), `env` is added to the
  *   process's environment. Example: `[{"name":"semi-32","nodeFlags":["--max-semi-space-size=32"]}]`.
+ *   A benchmark switch (BENCHMARK_DISABLE_IDEMPOTENCY) needs `"NODE_ENV": "test"` in the same
+ *   `env`: the API refuses it otherwise.
  * - AB_ROUNDS (even, default 10), AB_SECONDS per turn (default 6); DATABASE_URL or an embedded
  *   PostgreSQL, as the bench.
  *

@@ -1,11 +1,18 @@
 import { defaultPoolSize } from '@ledgerkey/database';
 import { ConfigError } from '@ledgerkey/process';
 import { configProblemsOf } from '../../../test/support/config-problems';
-import { loadConfig } from './config';
+import { type ApiConfig, loadConfig } from './config';
 
 function problemsOf(env: Record<string, string>): string[] {
   return configProblemsOf(() => loadConfig(env));
 }
+
+/** Every NODE_ENV but test: unset (a plain `npm start`), production (the image), anything else. */
+const PRODUCTION_STARTS: Array<Record<string, string>> = [
+  {},
+  { NODE_ENV: 'production' },
+  { NODE_ENV: 'development' },
+];
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -96,17 +103,65 @@ describe('loadConfig', () => {
     ]);
   });
 
-  it('refuses the test crash point outside tests', () => {
-    expect(problemsOf({ PAYMENT_TEST_CRASH_POINT: 'before_provider_call' })).toEqual([
-      'PAYMENT_TEST_CRASH_POINT is for tests only: it is refused unless NODE_ENV=test',
-    ]);
-    expect(
-      loadConfig({ NODE_ENV: 'test', PAYMENT_TEST_CRASH_POINT: 'after_provider_answer' }).payments
-        .testCrashPoint,
-    ).toBe('after_provider_answer');
-    expect(problemsOf({ NODE_ENV: 'test', PAYMENT_TEST_CRASH_POINT: 'anywhere' })).toEqual([
-      'PAYMENT_TEST_CRASH_POINT must be one of before_provider_call, after_provider_answer',
-    ]);
+  describe('refuses every test and benchmark switch outside NODE_ENV=test', () => {
+    // One row per switch: a production start refuses it whatever its value, naming it; tests and
+    // the benchmark set NODE_ENV=test.
+    it.each([
+      {
+        name: 'PAYMENT_TEST_CRASH_POINT',
+        value: 'after_provider_answer',
+        off: undefined,
+        problem:
+          'PAYMENT_TEST_CRASH_POINT makes the process kill itself during every payment: for tests and ' +
+          'benchmarks only, refused unless NODE_ENV=test',
+        read: (config: ApiConfig): unknown => config.payments.testCrashPoint,
+        expected: 'after_provider_answer',
+      },
+      {
+        name: 'BENCHMARK_DISABLE_IDEMPOTENCY',
+        value: 'true',
+        off: 'false',
+        problem:
+          'BENCHMARK_DISABLE_IDEMPOTENCY runs keyed routes without the idempotency layer (a retried payment ' +
+          'charges again): for tests and benchmarks only, refused unless NODE_ENV=test',
+        read: (config: ApiConfig): unknown => config.idempotency.benchmarkBypass,
+        expected: true,
+      },
+    ])('$name', ({ name, value, off, problem, read, expected }) => {
+      for (const nodeEnv of PRODUCTION_STARTS) {
+        expect(problemsOf({ ...nodeEnv, [name]: value })).toEqual([problem]);
+        if (off !== undefined) expect(problemsOf({ ...nodeEnv, [name]: off })).toEqual([problem]);
+      }
+      expect(read(loadConfig({ NODE_ENV: 'test', [name]: value }))).toEqual(expected);
+      expect(read(loadConfig({ NODE_ENV: 'production', [name]: '' }))).toBe(read(loadConfig({})));
+    });
+
+    it('names them among the other bad variables, all at once', () => {
+      expect(
+        problemsOf({
+          NODE_ENV: 'production',
+          PORT: 'abc',
+          BENCHMARK_DISABLE_IDEMPOTENCY: 'true',
+          PAYMENT_TEST_CRASH_POINT: 'before_provider_call',
+        }),
+      ).toEqual([
+        'PORT must be an integer from 0 to 65535 (got "abc")',
+        expect.stringMatching(/^BENCHMARK_DISABLE_IDEMPOTENCY .*refused unless NODE_ENV=test$/),
+        expect.stringMatching(/^PAYMENT_TEST_CRASH_POINT .*refused unless NODE_ENV=test$/),
+      ]);
+    });
+
+    it('checks their values under NODE_ENV=test', () => {
+      expect(problemsOf({ NODE_ENV: 'test', PAYMENT_TEST_CRASH_POINT: 'anywhere' })).toEqual([
+        'PAYMENT_TEST_CRASH_POINT must be one of before_provider_call, after_provider_answer',
+      ]);
+      expect(problemsOf({ NODE_ENV: 'test', BENCHMARK_DISABLE_IDEMPOTENCY: 'yes' })).toEqual([
+        'BENCHMARK_DISABLE_IDEMPOTENCY must be true or false (got "yes")',
+      ]);
+      expect(
+        loadConfig({ NODE_ENV: 'test', BENCHMARK_DISABLE_IDEMPOTENCY: 'false' }).idempotency.benchmarkBypass,
+      ).toBe(false);
+    });
   });
 
   it('reads SECRETS_KEY and SECRETS_KEY_PREVIOUS; without SECRETS_KEY the key file lives in DATA_DIR', () => {
@@ -223,7 +278,6 @@ describe('loadConfig', () => {
       DATABASE_POOL_SIZE: '20',
       ADMIN_API_TOKEN: 'a-long-enough-token',
       IDEMPOTENCY_KEY_TTL: '60',
-      BENCHMARK_DISABLE_IDEMPOTENCY: 'true',
       REQUEST_BODY_LIMIT_BYTES: '2048',
       SEED_DEMO_COMPANY: 'false',
       LOG_LEVEL: 'debug',
@@ -237,7 +291,7 @@ describe('loadConfig', () => {
       seedDemoCompany: false,
       process: { logLevel: 'debug' },
       database: { url: 'postgres://u@db:5432/x', dataDir: '/var/lib/lk' },
-      idempotency: { ttlSeconds: 60, benchmarkBypass: true },
+      idempotency: { ttlSeconds: 60, benchmarkBypass: false },
     });
   });
 

@@ -98,6 +98,22 @@ describe('loadConfig (standalone worker)', () => {
     ).not.toThrow();
   });
 
+  it('refuses the test and benchmark switches outside NODE_ENV=test, as the API does', () => {
+    const switches = {
+      PAYMENT_TEST_CRASH_POINT: 'before_provider_call',
+      BENCHMARK_DISABLE_IDEMPOTENCY: 'true',
+    };
+    for (const nodeEnv of [{}, { NODE_ENV: 'production' }] as Array<Record<string, string>>) {
+      expect(problemsOf({ DATABASE_URL, ...PROVIDER, ...nodeEnv, ...switches })).toEqual([
+        expect.stringMatching(/^BENCHMARK_DISABLE_IDEMPOTENCY .*refused unless NODE_ENV=test$/),
+        expect.stringMatching(/^PAYMENT_TEST_CRASH_POINT .*refused unless NODE_ENV=test$/),
+      ]);
+    }
+    expect(
+      loadConfig({ DATABASE_URL, ...PROVIDER, NODE_ENV: 'test', ...switches }).payments.testCrashPoint,
+    ).toBe('before_provider_call');
+  });
+
   it('refuses bad worker and webhook variables, all at once', () => {
     expect(
       problemsOf({

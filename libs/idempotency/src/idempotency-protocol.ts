@@ -653,7 +653,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
 /**
  * Benchmark only (BENCHMARK_DISABLE_IDEMPOTENCY): the same operation in a plain transaction,
  * with no claim, lock or stored record, so `npm run bench` can measure what the protocol costs.
- * Never wired in a deployment.
+ * Never wired in a deployment: the variable is refused at boot unless NODE_ENV=test.
  */
 export class UnkeyedExecutor extends IdempotentExecutor {
   constructor(private readonly transactions: TransactionRunner) {

@@ -18,7 +18,9 @@ export interface IdempotencyModuleOptions {
   ttlSeconds: number;
   /**
    * Benchmark only: routes run their operation in a plain transaction, without the protocol
-   * (`UnkeyedExecutor`), to measure its cost. Decided once, when the module is built.
+   * (`UnkeyedExecutor`), to measure its cost; a retry runs the operation again. Decided once,
+   * when the module is built; BENCHMARK_DISABLE_IDEMPOTENCY, which sets it, is refused at boot
+   * unless NODE_ENV=test.
    */
   benchmarkBypass?: boolean;
   /** The authenticated tenant of a request; runs after guards. Not called for operator routes. */

@@ -76,19 +76,12 @@ export function parsePaymentsConfig(env: Env): ParsedConfig<PaymentsConfig> {
       'PAYMENT_LEASE_SECONDS must cover two provider calls (2 × PAYMENT_PROVIDER_TIMEOUT_MS) and one second more',
     );
   }
-  const crashPoint = reader.optional('PAYMENT_TEST_CRASH_POINT');
-  let testCrashPoint: PaymentCrashPoint | undefined;
-  if (crashPoint !== undefined) {
-    if (env.NODE_ENV !== 'test') {
-      reader.problem('PAYMENT_TEST_CRASH_POINT is for tests only: it is refused unless NODE_ENV=test');
-    } else {
-      testCrashPoint = reader.oneOf(
-        'PAYMENT_TEST_CRASH_POINT',
-        PAYMENT_CRASH_POINTS,
-        PAYMENT_CRASH_POINTS[0],
-      );
-    }
-  }
+  const testCrashPoint = reader.testSwitch(
+    'PAYMENT_TEST_CRASH_POINT',
+    'makes the process kill itself during every payment',
+  )
+    ? reader.oneOf('PAYMENT_TEST_CRASH_POINT', PAYMENT_CRASH_POINTS, PAYMENT_CRASH_POINTS[0])
+    : undefined;
   const payoutInterval = reader.optional('PROVIDER_SANDBOX_PAYOUT_INTERVAL_MS');
   const reconciliationIntervalMinutes = reader.integer('PAYMENT_RECONCILIATION_INTERVAL_MINUTES', 15, 0, 60);
   if (reconciliationIntervalMinutes > 0 && 60 % reconciliationIntervalMinutes !== 0) {

@@ -31,6 +31,19 @@ describe('EnvReader', () => {
     });
   });
 
+  it('lets a test switch be read only with NODE_ENV=test, and refuses it set to anything elsewhere', () => {
+    expect(new EnvReader({ NODE_ENV: 'production' }).testSwitch('T', 'turns X off')).toBe(false);
+    expect(new EnvReader({ T: '', NODE_ENV: 'production' }).testSwitch('T', 'turns X off')).toBe(false);
+    expect(new EnvReader({ T: '1', NODE_ENV: 'test' }).testSwitch('T', 'turns X off')).toBe(true);
+    for (const env of [{ T: '1' }, { T: '0', NODE_ENV: 'production' }, { T: '1', NODE_ENV: 'TEST' }]) {
+      const reader = new EnvReader(env);
+      expect(reader.testSwitch('T', 'turns X off')).toBe(false);
+      expect(reader.parsed({}).problems).toEqual([
+        'T turns X off: for tests and benchmarks only, refused unless NODE_ENV=test',
+      ]);
+    }
+  });
+
   it('throwOnProblems lists the problems of all parts at once', () => {
     expect(() => throwOnProblems({ problems: [] }, { problems: [] })).not.toThrow();
     const error = (() => {

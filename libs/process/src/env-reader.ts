@@ -52,6 +52,19 @@ export class EnvReader {
     return this.refuse(`${name} must be one of ${values.join(', ')}`, fallback);
   }
 
+  /**
+   * Whether a test or benchmark switch may be read. Such a switch turns a guarantee off, so
+   * when set at all (even to its "off" value) it is refused, as a problem naming it and
+   * `effect`, unless NODE_ENV=test: nothing of the kind can reach a deployment.
+   * @returns true when set and NODE_ENV=test (read its value then); false when unset or refused
+   */
+  testSwitch(name: string, effect: string): boolean {
+    if (this.optional(name) === undefined) return false;
+    if (this.optional('NODE_ENV') === 'test') return true;
+    this.problems.push(`${name} ${effect}: for tests and benchmarks only, refused unless NODE_ENV=test`);
+    return false;
+  }
+
   /** Records a problem a parser found itself (a rule across variables, a format of its own). */
   problem(message: string): void {
     this.problems.push(message);

@@ -5,3 +5,4 @@ export { PurchaseInvoiceQueries } from './purchase-invoices/purchase-invoice-que
 export { PurchaseInvoiceListView, PurchaseInvoiceView } from './purchase-invoices/purchase-invoice.view';
 export type { PurchaseInvoiceListFilter } from './purchase-invoices/purchase-invoices.repository';
 export { PurchaseInvoiceDuplicateError, PurchaseInvoiceNotFoundError } from './purchasing.errors';
+export { normalizeSupplierName } from './supplier-key';
