@@ -1,6 +1,6 @@
 /**
  * The module boundaries, checked by `npm run lint` (`depcruise`): a violation fails CI instead of
- * waiting for a reviewer. docs/decisions.md ("Boundaries") explains each rule;
+ * waiting for a reviewer. docs/decisions/0044-layout-and-boundaries.md explains each rule;
  * `npm run docs:graph` draws the lib/app graph from the same cruise.
  *
  * Test code: any `*.spec.ts`, `*.handler-spec.ts`, `*.e2e-spec.ts`, `*.chaos-spec.ts` and all of

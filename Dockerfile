@@ -26,6 +26,6 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# The settings and flags of package.json's start script (docs/performance.md, "Memory").
+# The settings and flags of package.json's start script (docs/decisions/0037-memory-settings.md).
 ENV GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536
 CMD ["node", "--max-semi-space-size=8", "dist/apps/api/src/main.js"]

@@ -8,7 +8,7 @@ import {
 import { type FaultMix, FaultMixError, NO_FAULTS, parseFaultMix } from './fault-mix';
 import { MAX_SEED } from './seeded-random';
 
-/** The sandbox's configuration, parsed once at boot (README and docs/provider-sandbox.md list the variables). */
+/** The sandbox's configuration, parsed once at boot (docs/configuration.md and docs/provider-sandbox.md list the variables). */
 export interface SandboxConfig {
   process: ProcessConfig;
   host: string;

@@ -30,7 +30,7 @@ const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
  * The request path's pool when DATABASE_POOL_SIZE is not set: twice the machine's cores, at
  * least 4. More connections than PostgreSQL has cores to run them only add waiting backends: on
  * 2 cores, 4 connections instead of 10 cut PostgreSQL's CPU per create by about 30 %, and
- * single-series creates (one counter row, so one lock) ran about 40 % faster (docs/decisions.md).
+ * single-series creates (one counter row, so one lock) ran about 40 % faster (docs/decisions/0038-database-pool-size.md).
  * A database on a bigger machine than the API's wants DATABASE_POOL_SIZE set.
  */
 export function defaultPoolSize(cores = availableParallelism()): number {

@@ -6,7 +6,7 @@ import { WebhookDeliveriesRepository } from './webhook-deliveries.repository';
 
 /**
  * The outbox creates an event's deliveries in the statement that appends it, and dispatchers take
- * due deliveries from their table (docs/decisions.md, "Webhook delivery from the outbox"). Each
+ * due deliveries from their table (docs/decisions/0028-webhook-delivery-from-the-outbox.md, "Webhook delivery from the outbox"). Each
  * test runs in a transaction it rolls back, so no worker of a concurrent suite ever sees its rows.
  */
 let ctx: HandlerContext;
