@@ -12,14 +12,34 @@ const moduleNameMapper = {
   // libs/sdk is a standalone package written with explicit `.js` relative imports (nodenext).
   '^(\\.{1,2}/.*)\\.js$': '$1',
 };
+/**
+ * TypeScript through SWC: transpile only, per file (types are checked by `npm run typecheck`), with
+ * the legacy decorators and their metadata that Nest's dependency injection reads, and class
+ * fields as tsc emits them for this tsconfig (ES2024 target: define semantics).
+ */
 const transform = {
-  '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
+  '^.+\\.ts$': [
+    '@swc/jest',
+    {
+      jsc: {
+        parser: { syntax: 'typescript', decorators: true },
+        transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: true },
+        target: 'es2023',
+        keepClassNames: true,
+      },
+      module: { type: 'commonjs' },
+      sourceMaps: 'inline',
+    },
+  ],
 };
 
 /** @type {import('jest').Config} */
 module.exports = {
   // Only read at the top level, not per project. Slow e2e tests also set their own budget.
   testTimeout: 60000,
+  // Jest's default on 2 cores is one worker (cores - 1), running every file in turn; most e2e time
+  // is waiting (child processes, PostgreSQL, timers), so three files share the two cores well.
+  maxWorkers: 3,
   projects: [
     {
       displayName: 'unit',

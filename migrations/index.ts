@@ -23,7 +23,7 @@ import { CompanySellerFunction1767200000000 } from './1767200000000-company-sell
 import { PlpgsqlRowFunctions1767300000000 } from './1767300000000-plpgsql-row-functions';
 import { ClaimNewIdempotencyKey1767400000000 } from './1767400000000-claim-new-idempotency-key';
 
-/** Every migration, oldest first. Listed explicitly so compiled and ts-jest runs agree. */
+/** Every migration, oldest first. Listed explicitly so compiled and Jest runs agree. */
 export const MIGRATIONS: Array<new () => MigrationInterface> = [
   InitialSchema1764500000000,
   CreditNotesSettlementsPurchases1764600000000,
