@@ -70,4 +70,21 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // One request path: global enhancers come as APP_* providers, which the replay front door checks
+    // (apps/api/src/replay-front-door/front-door-coverage.ts); app.useGlobal*() and the HTTP
+    // adapter's request hooks would reach the framework's path and not the front door's.
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'CallExpression[callee.property.name=/^(useGlobalGuards|useGlobalInterceptors|useGlobalPipes|useGlobalFilters|setOnRequestHook|setOnResponseHook)$/]',
+          message:
+            'Register global enhancers as APP_* providers, which the replay front door checks; no request hooks.',
+        },
+      ],
+    },
+  },
 );

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { loadConfig } from '../../apps/api/src/config';
-import { createApp } from '../../apps/api/src/create-app';
+import { type AppOptions, createApp } from '../../apps/api/src/create-app';
 import { testDatabaseUrl } from './test-database';
 import { TEST_SECRETS_KEY } from './test-secrets';
 
@@ -30,12 +30,16 @@ export interface TestCompany {
 
 /**
  * The real application (same module, pipes, filter, body parser as production) on the test
- * database, listening on an ephemeral port. `env` overrides configuration variables.
+ * database, listening on an ephemeral port. `env` overrides configuration variables; `options`
+ * extends the application (`createApp`).
  * One app at a time per test file: @nestjs-cls/transactional keeps a process-wide
  * TransactionHost, so a second live app in the same process would take over the first one's
  * transactions. Close one before starting another (production runs one app per process).
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: AppOptions = {},
+): Promise<TestApp> {
   const config = loadConfig({
     DATABASE_URL: testDatabaseUrl(),
     ADMIN_API_TOKEN: TEST_ADMIN_TOKEN,
@@ -46,7 +50,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     RATE_LIMIT_PER_SECOND: UNLIMITED_RATE,
     ...env,
   });
-  const app = await createApp(config, { url: testDatabaseUrl(), embedded: undefined });
+  const app = await createApp(config, { url: testDatabaseUrl(), embedded: undefined }, options);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { AssetsModule } from '@ledgerkey/assets';
 import { type DatabaseHandle, DatabaseModule, transactionalPlugin } from '@ledgerkey/database';
@@ -14,7 +14,6 @@ import { ReportingModule } from '@ledgerkey/reporting';
 import { SecretBox, SecretsModule } from '@ledgerkey/secrets';
 import { companyOf, TenancyModule } from '@ledgerkey/tenancy';
 import { WebhooksModule } from '@ledgerkey/webhooks';
-import type { Request } from 'express';
 import { ClsModule, ClsService } from 'nestjs-cls';
 import { MIGRATIONS } from '../../../migrations';
 import { AdminController } from './admin/admin.controller';
@@ -46,13 +45,19 @@ import { PROBLEM_CONTENT_TYPE, renderProblem, problemCodeOf } from './problem-de
 import { replayBodySealer } from './replay-body-sealer';
 import { ReplayFrontDoor } from './replay-front-door/replay-front-door';
 import { ProblemDetailsFilter } from './problem-details.filter';
-import { requestIdFor } from './request-id';
 import { requestValidationPipe } from './request-validation';
 import { InFlightHandlers } from './in-flight-handlers';
 
+type ModuleImport = NonNullable<ModuleMetadata['imports']>[number];
+
 @Module({})
 export class AppModule {
-  static forRoot(config: ApiConfig, database: DatabaseHandle): DynamicModule {
+  /** @param extensions modules the application is extended with (their routes, providers, middleware) */
+  static forRoot(
+    config: ApiConfig,
+    database: DatabaseHandle,
+    extensions: ModuleImport[] = [],
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -61,13 +66,8 @@ export class AppModule {
         MetricsModule,
         ClsModule.forRoot({
           global: true,
-          middleware: {
-            mount: true,
-            generateId: true,
-            idGenerator: requestIdFor,
-            setup: (cls, _request: Request, response: { setHeader(name: string, value: string): void }) =>
-              response.setHeader('X-Request-Id', cls.getId()),
-          },
+          // Mounted by createApp, in the request pipeline's order (request-pipeline.ts).
+          middleware: { mount: false },
           plugins: [transactionalPlugin()],
         }),
         DatabaseModule.forRoot({
@@ -129,6 +129,7 @@ export class AppModule {
             },
           }),
         }),
+        ...extensions,
       ],
       controllers: [
         InvoicesController,

@@ -3,7 +3,7 @@ import { LoggerModule } from 'nestjs-pino';
 import type { LogLevel } from '@ledgerkey/process';
 import { createRootLogger, requestLogger } from './request-logging';
 
-/** The request-logging middleware (pino-http), mounted by `setupObservability`. */
+/** The request-logging middleware (pino-http), the request pipeline's first (request-pipeline.ts). */
 export const REQUEST_LOGGER = Symbol('REQUEST_LOGGER');
 
 /**

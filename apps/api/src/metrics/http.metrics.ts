@@ -12,9 +12,18 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * (`{/*splat}`), so a request no controller route matched ends with one of those: unmatched.
  */
 export function routeLabelOf(request: Pick<Request, 'baseUrl' | 'route'>): string {
+  const answered = answeredRoutes.get(request);
+  if (answered !== undefined) return answered;
   const route = request.route as { path?: unknown } | undefined;
   if (typeof route?.path !== 'string' || route.path.includes('*')) return UNMATCHED_ROUTE;
   return `${request.baseUrl}${route.path}`;
+}
+
+const answeredRoutes = new WeakMap<object, string>();
+
+/** Names the route template of a request answered before Express routed it (the replay front door). */
+export function answeredByRoute(request: IncomingMessage, route: string): void {
+  answeredRoutes.set(request, route);
 }
 
 export function statusClassOf(status: number): string {

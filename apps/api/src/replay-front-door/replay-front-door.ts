@@ -1,4 +1,4 @@
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { Inject, Injectable, Logger, RequestMethod, type Type } from '@nestjs/common';
 import {
   GUARDS_METADATA,
@@ -7,6 +7,7 @@ import {
   PATH_METADATA,
 } from '@nestjs/common/constants';
 import { DiscoveryService } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
   IdempotencyInterceptor,
   IdempotentExecutor,
@@ -20,9 +21,10 @@ import {
 import { ApiKeyGuard } from '@ledgerkey/tenancy';
 import type { RequestHandler } from 'express';
 import { API_CONFIG, type ApiConfig } from '../config';
-import { REQUEST_LOGGER } from '../logging/logging.module';
-import { HttpMetrics } from '../metrics/http.metrics';
+import { answeredByRoute } from '../metrics/http.metrics';
 import { requestIdFor } from '../request-id';
+import type { PipelineMiddleware } from '../request-pipeline';
+import { unknownOnReplay } from './front-door-coverage';
 import { peekBody } from './peek-body';
 
 /** An `@Idempotent` route the front door may answer: its path is the key of the table. */
@@ -59,19 +61,26 @@ const JSON_UTF8 = /^application\/json\s*(;\s*charset="?utf-8"?\s*)?$/i;
  *   request (as the guard would: same bucket, same RateLimit headers).
  * Everything else — a miss, a refusal, a new key — goes on to Express with its body untouched
  * (`peekBody` puts the bytes back), so the framework decides exactly as without the front door.
- * The answer is logged, timed and counted as the route's would be.
+ *
+ * One request path: a replay meets what the framework's path does. The front door runs the
+ * pipeline's observing middleware itself (the request log and timing: the same functions), admits
+ * through the guard's own admission, and meets each other middleware and global enhancer the way
+ * its declaration says (request-pipeline.ts, front-door-coverage.ts). It refuses to install — the
+ * application does not start — when the application has a middleware before a route, or a global
+ * guard, interceptor, pipe or filter, that it does not know.
  */
 @Injectable()
 export class ReplayFrontDoor {
   private readonly logger = new Logger(ReplayFrontDoor.name);
   private readonly routes: ReadonlyMap<string, FrontDoorRoute>;
 
+  /** The pipeline's middleware a replay runs too, in order (set by `install`). */
+  private observers: PipelineMiddleware[] = [];
+
   constructor(
-    discovery: DiscoveryService,
+    private readonly discovery: DiscoveryService,
     private readonly guard: ApiKeyGuard,
     private readonly executor: IdempotentExecutor,
-    private readonly metrics: HttpMetrics,
-    @Inject(REQUEST_LOGGER) private readonly logRequest: RequestHandler,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {
     this.routes = frontDoorRoutes(discovery);
@@ -84,11 +93,23 @@ export class ReplayFrontDoor {
 
   /**
    * Puts the front door before the server's one request listener (the Express application Nest
-   * created the server with). Nothing to do without a replay cache: then every replay reads the
-   * database, which is the route's business.
+   * created the server with), once the application is initialized. Nothing to do without a replay
+   * cache: then every replay reads the database, which is the route's business.
+   * @param pipeline the middleware the application mounted (`requestPipeline`)
+   * @throws Error naming what a replay would skip: a global enhancer or a middleware before an
+   *   answered route that the front door does not know (the application must not start)
    */
-  install(server: Server): void {
+  install(app: NestExpressApplication, pipeline: PipelineMiddleware[]): void {
     if (this.config.idempotency.replayCache.maxEntries === 0 || this.routes.size === 0) return;
+    const unknown = unknownOnReplay(app, this.discovery, pipeline, this.paths);
+    if (unknown.length > 0) {
+      throw new Error(
+        `the replay front door cannot answer replays the way the application would: ${unknown.join('; ')}. ` +
+          'Declare how a replay meets each (request-pipeline.ts, front-door-coverage.ts), or add it to the routes it concerns',
+      );
+    }
+    this.observers = pipeline.filter((middleware) => middleware.onReplay.run);
+    const server = app.getHttpServer();
     const listeners = server.listeners('request') as RequestListener[];
     if (listeners.length !== 1) {
       throw new Error(`the replay front door expects one request listener, found ${listeners.length}`);
@@ -157,18 +178,34 @@ export class ReplayFrontDoor {
     );
     if (!replay) return false;
     noteIdempotentRequest(request, { operation: route.operation.operation, key: idempotencyKey });
-    this.logRequest(
-      request as Parameters<RequestHandler>[0],
-      response as Parameters<RequestHandler>[1],
-      noop,
-    );
-    this.metrics.time(request, response, () => route.path);
+    answeredByRoute(request, route.path);
+    for (const { name, handler } of this.observers) runAtOnce(name, handler, request, response);
     sendRecordedResponse(response, replay);
     return true;
   }
 }
 
-function noop(): void {}
+/**
+ * Runs an observing middleware as Express would, requiring it to pass the request on at once: one
+ * that does not is not an observer, and the replay must not be sent around it.
+ */
+function runAtOnce(
+  name: string,
+  handler: RequestHandler,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
+  let passed = false;
+  handler(
+    request as Parameters<RequestHandler>[0],
+    response as Parameters<RequestHandler>[1],
+    (error?: unknown) => {
+      if (error !== undefined) throw error;
+      passed = true;
+    },
+  );
+  if (!passed) throw new Error(`the ${name} middleware did not pass the request on at once`);
+}
 
 /** The key of a candidate as the idempotency layer names it: tenant, operation, key. */
 function knownKeyOf({ route, idempotencyKey, apiKey }: Candidate) {
