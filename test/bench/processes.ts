@@ -25,18 +25,20 @@ export function killAll(): void {
 /**
  * Starts a server process with its output in a file (so the bench spends nothing reading its
  * logs and it never blocks on a full pipe) and waits for its `listening on http://…` line.
+ * `cwd`: the folder it runs in, this checkout by default.
  */
 export async function startServer(
   label: string,
   args: string[],
   env: Record<string, string>,
   logDir: string,
+  cwd: string = ROOT,
 ): Promise<Server> {
   const port = await freePort();
   const log = join(logDir, `${label}-${port}.log`);
   const fd = openSync(log, 'w');
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', fd, fd],
   });
@@ -65,9 +67,12 @@ export function startApi(
     nodeArgs?: string[];
     /** Instead of the start script's node flags (the entry stays): a variant of an A/B run. */
     nodeFlags?: string[];
+    /** Another checkout to start, as its own `npm start` would (its build; default: this one). */
+    root?: string;
   },
 ): Promise<Server> {
-  const start = apiStartCommand(ROOT);
+  const root = options.root ?? ROOT;
+  const start = apiStartCommand(root);
   const args = options.nodeFlags ? [...options.nodeFlags, start.args[start.args.length - 1]] : start.args;
   return startServer(
     'api',
@@ -87,6 +92,7 @@ export function startApi(
       ...env,
     },
     logDir,
+    root,
   );
 }
 
