@@ -1,82 +1,17 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { anInvoice, newKey } from '../support/invoice.builder';
-import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
-
-/** The registration number the header must carry (VMI's taxpayer code). */
-const REGISTRATION_NUMBER = '304567890';
-
-interface DocumentTotal {
-  TaxableValue: string;
-  TaxCode: string;
-  TaxPercentage: string;
-  Amount: string;
-  VATPointDate2?: { '@_xsi:nil': string };
-}
-interface IsafInvoice {
-  InvoiceNo: string;
-  CustomerInfo?: Record<string, string>;
-  SupplierInfo?: Record<string, string>;
-  InvoiceDate: string;
-  InvoiceType: string;
-  References: '' | { Reference: Array<{ ReferenceNo: string; ReferenceDate: string }> };
-  VATPointDate: string;
-  RegistrationAccountDate?: string;
-  DocumentTotals: { DocumentTotal: DocumentTotal[] };
-}
-interface IsafFile {
-  iSAFFile: {
-    '@_xmlns': string;
-    Header: { FileDescription: Record<string, unknown> };
-    SourceDocuments: {
-      PurchaseInvoices?: '' | { Invoice: IsafInvoice[] };
-      SalesInvoices?: '' | { Invoice: IsafInvoice[] };
-    };
-  };
-}
-
-/** An independent XML parser: what the service wrote must read back as i.SAF. */
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  parseTagValue: false,
-  isArray: (name) => ['Invoice', 'DocumentTotal', 'Reference'].includes(name),
-});
-
-function parse(xml: string): IsafFile {
-  expect(XMLValidator.validate(xml)).toBe(true);
-  return parser.parse(xml) as IsafFile;
-}
-
-function invoicesOf(section: '' | { Invoice: IsafInvoice[] } | undefined): IsafInvoice[] {
-  return section === undefined || section === '' ? [] : section.Invoice;
-}
-
-/** Σ per tax code over the documents' totals, in cents. */
-function totalsPerTaxCode(invoices: IsafInvoice[]): Record<string, { taxable: number; vat: number }> {
-  const sums: Record<string, { taxable: number; vat: number }> = {};
-  for (const invoice of invoices) {
-    for (const total of invoice.DocumentTotals.DocumentTotal) {
-      const sum = (sums[total.TaxCode] ??= { taxable: 0, vat: 0 });
-      sum.taxable += Math.round(Number(total.TaxableValue) * 100);
-      sum.vat += Math.round(Number(total.Amount) * 100);
-    }
-  }
-  return sums;
-}
+import {
+  invoicesOf,
+  isafCalls,
+  isafDates,
+  parse,
+  REGISTRATION_NUMBER,
+  totalsPerTaxCode,
+} from '../support/isaf-file';
+import { anInvoice } from '../support/invoice.builder';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 describe('i.SAF 1.2 export', () => {
   let t: TestApp;
-  const today = new Date().toISOString().slice(0, 10);
-  const month = today.slice(0, 7);
-  const monthEnd = (() => {
-    const date = new Date(`${month}-01T00:00:00Z`);
-    date.setUTCMonth(date.getUTCMonth() + 1, 0);
-    return date.toISOString().slice(0, 10);
-  })();
-  const lastMonthDay = (() => {
-    const date = new Date(`${month}-01T00:00:00Z`);
-    date.setUTCDate(0);
-    return date.toISOString().slice(0, 10);
-  })();
+  const { today, month, monthEnd, lastMonthDay } = isafDates();
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -85,26 +20,7 @@ describe('i.SAF 1.2 export', () => {
     await t.close();
   });
 
-  const companyWithProfile = () =>
-    t.newCompany({ profile: { legalName: 'UAB Pardavėjas', registrationNumber: REGISTRATION_NUMBER } });
-
-  async function post(company: TestCompany, path: string, body: object) {
-    const response = await t.http.post(path).set(company.auth).set('Idempotency-Key', newKey()).send(body);
-    expect(response.status).toBe(201);
-    return response.body;
-  }
-
-  const exportIsaf = (company: TestCompany, query: string) =>
-    t.http
-      .get(`/v1/exports/isaf?${query}`)
-      .set(company.auth)
-      .buffer(true)
-      .parse((response, done) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => done(null, text));
-      });
+  const { companyWithProfile, post, exportIsaf } = isafCalls(() => ({ t }));
 
   it('a month with invoices, a credit note and purchases: totals per tax code, KS references its invoice', async () => {
     const company = await companyWithProfile();
@@ -352,113 +268,5 @@ describe('i.SAF 1.2 export', () => {
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(response.body.code).toBe('validation_failed');
     expect((response.body.errors as Array<{ field: string }>).map((error) => error.field)).toContain(field);
-  });
-
-  it('without a registration number in the profile → 422 company_profile_incomplete', async () => {
-    const company = await t.newCompany();
-    const response = await t.http.get(`/v1/exports/isaf?month=${month}&dataType=F`).set(company.auth);
-    expect(response.status).toBe(422);
-    expect(response.body.code).toBe('company_profile_incomplete');
-  });
-
-  it('a rate without a tax code → 422 naming it; configured, it is exported under its code', async () => {
-    const company = await companyWithProfile();
-    await post(company, '/v1/sales/invoices/create', anInvoice().withLine({ vatRate: '0' }).build());
-
-    const refused = await t.http.get(`/v1/exports/isaf?month=${month}&dataType=S`).set(company.auth);
-    expect(refused.status).toBe(422);
-    expect(refused.body).toMatchObject({ code: 'isaf_tax_code_missing', vatRates: ['0'] });
-
-    const defaults = await t.http.get('/v1/company/isaf-settings').set(company.auth);
-    expect(defaults.body).toEqual({
-      object: 'isaf_settings',
-      taxCodes: [
-        { vatRate: '21', taxCode: 'PVM1' },
-        { vatRate: '9', taxCode: 'PVM2' },
-        { vatRate: '5', taxCode: 'PVM3' },
-      ],
-      configured: false,
-    });
-    const key = newKey('isaf');
-    const body = {
-      taxCodes: [
-        { vatRate: '0.00', taxCode: 'PVM5' },
-        { vatRate: '21', taxCode: 'PVM1' },
-      ],
-    };
-    const update = await t.http
-      .post('/v1/company/isaf-settings/update')
-      .set(company.auth)
-      .set('Idempotency-Key', key)
-      .send(body);
-    const replay = await t.http
-      .post('/v1/company/isaf-settings/update')
-      .set(company.auth)
-      .set('Idempotency-Key', key)
-      .send(body);
-    expect(update.status).toBe(200);
-    expect(update.body).toEqual({
-      object: 'isaf_settings',
-      taxCodes: [
-        { vatRate: '21', taxCode: 'PVM1' },
-        { vatRate: '0', taxCode: 'PVM5' },
-      ],
-      configured: true,
-    });
-    expect(replay.headers['idempotent-replayed']).toBe('true');
-    expect(replay.text).toBe(update.text);
-
-    const exported = await exportIsaf(company, `month=${month}&dataType=S`);
-    expect(exported.status).toBe(200);
-    const [document] = invoicesOf(parse(exported.body as string).iSAFFile.SourceDocuments.SalesInvoices);
-    expect(document.DocumentTotals.DocumentTotal).toEqual([
-      {
-        TaxableValue: '100.00',
-        TaxCode: 'PVM5',
-        TaxPercentage: '0',
-        Amount: '0.00',
-        VATPointDate2: { '@_xsi:nil': 'true' },
-      },
-    ]);
-  });
-
-  it.each([
-    [
-      'a duplicate rate',
-      {
-        taxCodes: [
-          { vatRate: '21', taxCode: 'PVM1' },
-          { vatRate: '21.0', taxCode: 'PVM2' },
-        ],
-      },
-      'taxCodes',
-    ],
-    [
-      'a code outside the classifier',
-      { taxCodes: [{ vatRate: '21', taxCode: 'VAT1' }] },
-      'taxCodes[0].taxCode',
-    ],
-    ['no codes', { taxCodes: [] }, 'taxCodes'],
-  ])('isaf-settings with %s → 400 validation_failed', async (_case, body, field) => {
-    const company = await companyWithProfile();
-    const response = await t.http
-      .post('/v1/company/isaf-settings/update')
-      .set(company.auth)
-      .set('Idempotency-Key', newKey())
-      .send(body);
-    expect(response.status).toBe(400);
-    expect((response.body.errors as Array<{ field: string }>).map((error) => error.field)).toContain(field);
-  });
-
-  it('documents not in EUR → 422 isaf_currency_unsupported (the file would misstate them)', async () => {
-    const company = await companyWithProfile();
-    await post(company, '/v1/sales/invoices/create', anInvoice().with({ currency: 'USD' }).build());
-
-    const sales = await t.http.get(`/v1/exports/isaf?month=${month}&dataType=S`).set(company.auth);
-    const purchases = await exportIsaf(company, `month=${month}&dataType=P`);
-
-    expect(sales.status).toBe(422);
-    expect(sales.body.code).toBe('isaf_currency_unsupported');
-    expect(purchases.status).toBe(200);
   });
 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type ProviderSandboxOptions,
   type RunningProviderSandbox,
@@ -127,4 +128,18 @@ export function aSandboxCharge(overrides: Partial<SandboxChargeParams> = {}): Sa
     metadata: { companyId: 'company-1', paymentId },
     ...overrides,
   };
+}
+
+/** Polls until `check` returns a value other than undefined. */
+export async function eventually<Value>(
+  check: () => Promise<Value | undefined>,
+  timeoutMs = 10_000,
+): Promise<Value> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(50);
+  }
 }

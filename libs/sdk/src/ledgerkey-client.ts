@@ -48,8 +48,8 @@ import type {
   SettlementView,
   TrialBalanceView,
 } from './generated/types.gen.js';
+import { abortableSleep, type Answer, type Attempt, type AttemptResult, sendAttempts } from './attempts.js';
 import type { CreateResult, ListQuery } from './create-result.js';
-import { LedgerkeyApiError, LedgerkeyConnectionError } from './ledgerkey-api-error.js';
 import {
   type FinalPaymentResult,
   type PaymentListQuery,
@@ -59,14 +59,7 @@ import {
   pollDelayMs,
   toPaymentResult,
 } from './payments.js';
-import {
-  backoffDelayMs,
-  DEFAULT_RETRY,
-  isRetryableStatus,
-  parseRetryAfterMs,
-  type ResolvedRetryOptions,
-  type RetryOptions,
-} from './retry-policy.js';
+import { DEFAULT_RETRY, type ResolvedRetryOptions, type RetryOptions } from './retry-policy.js';
 
 export interface LedgerkeyClientOptions {
   /** e.g. `http://127.0.0.1:3000` */
@@ -124,21 +117,6 @@ export type JournalEntryListQuery = NonNullable<ListJournalEntriesData['query']>
 interface ListPage<T> {
   data: T[];
   hasMore: boolean;
-}
-
-/** What one attempt of the generated client returns (its "fields" response style). */
-interface AttemptResult<T> {
-  data?: T;
-  error?: unknown;
-  response?: Response;
-}
-
-type Attempt<T> = (signal: AbortSignal) => Promise<AttemptResult<T>>;
-
-interface Answer<T> {
-  data: T;
-  response: Response;
-  attempts: number;
 }
 
 /**
@@ -394,100 +372,13 @@ export class LedgerkeyClient {
     return (await this.send(options, attempt, undefined)).data;
   }
 
-  /**
-   * Runs attempts until one gets a final answer.
-   * @throws LedgerkeyApiError on a non-retryable error answer, or the last retryable one
-   * @throws LedgerkeyConnectionError when the last attempt got no answer at all
-   * @throws the signal's reason when the caller aborts
-   */
+  /** Runs attempts until one gets a final answer (see {@link sendAttempts}). */
   private async send<T>(
     options: CallOptions | undefined,
     attempt: Attempt<T>,
     idempotencyKey: string | undefined,
   ): Promise<Answer<T>> {
-    const retry = { ...this.retry, ...options?.retry };
-    const timeoutMs = options?.timeoutMs ?? this.timeoutMs;
-    const callerSignal = options?.signal;
-    for (let attempts = 1; ; attempts += 1) {
-      callerSignal?.throwIfAborted();
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
-      let failure: LedgerkeyApiError | LedgerkeyConnectionError;
-      let waitMs: number;
-      try {
-        const result = await attempt(signal);
-        const { response } = result;
-        if (response && result.error === undefined) {
-          return { data: result.data as T, response, attempts };
-        }
-        if (response && !response.ok && isAnswerBody(result.error)) {
-          const retryAfterMs = parseRetryAfterMs(response.headers.get('retry-after'));
-          failure = new LedgerkeyApiError({
-            status: response.status,
-            problem: result.error,
-            requestId: response.headers.get('x-request-id'),
-            retryAfterSeconds: retryAfterMs === undefined ? undefined : Math.ceil(retryAfterMs / 1000),
-            idempotencyKey,
-            attempts,
-          });
-          if (!isRetryableStatus(failure.status, failure.code)) throw failure;
-          if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) throw failure;
-          waitMs = Math.max(retryAfterMs ?? 0, backoffDelayMs(attempts - 1, retry, this.random));
-        } else {
-          // No answer, or the answer was cut off while its body was read: the outcome is unknown.
-          failure = connectionFailure(result.error, idempotencyKey, attempts, timeout.aborted);
-          waitMs = backoffDelayMs(attempts - 1, retry, this.random);
-        }
-      } catch (error) {
-        if (error instanceof LedgerkeyApiError) throw error;
-        failure = connectionFailure(error, idempotencyKey, attempts, timeout.aborted);
-        waitMs = backoffDelayMs(attempts - 1, retry, this.random);
-      }
-      if (callerSignal?.aborted) throw callerSignal.reason;
-      if (attempts >= retry.maxAttempts) throw failure;
-      await this.sleep(waitMs, callerSignal);
-    }
+    const settings = { retry: this.retry, timeoutMs: this.timeoutMs, sleep: this.sleep, random: this.random };
+    return sendAttempts(settings, options, attempt, idempotencyKey);
   }
-}
-
-/** The parsed body of an error answer: a JSON object (problem details) or text. */
-function isAnswerBody(error: unknown): boolean {
-  if (typeof error === 'string') return true;
-  if (typeof error !== 'object' || error === null) return false;
-  const prototype = Object.getPrototypeOf(error) as unknown;
-  return prototype === Object.prototype || prototype === null;
-}
-
-function connectionFailure(
-  cause: unknown,
-  idempotencyKey: string | undefined,
-  attempts: number,
-  timedOut: boolean,
-): LedgerkeyConnectionError {
-  const reason = timedOut
-    ? 'the attempt timed out'
-    : `${String((cause as { message?: unknown } | undefined)?.message ?? cause)}`;
-  return new LedgerkeyConnectionError(
-    `no answer from the ledgerkey API: ${reason}`,
-    idempotencyKey,
-    attempts,
-    {
-      cause,
-    },
-  );
-}
-
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
