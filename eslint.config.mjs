@@ -1,6 +1,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** A class extending pg's or TypeORM's (by the name it is imported under, bare or qualified). */
+const LIBRARY_NAMES =
+  '/^(Query|Client|Pool|PoolClient|Connection|DataSource|EntityManager|QueryRunner|Repository|BaseEntity|QueryFailedError|TypeORMError)$/';
+const LIBRARY_CLASS = `:matches([SUPER.name=${LIBRARY_NAMES}], [SUPER.property.name=${LIBRARY_NAMES}])`;
+
 export default tseslint.config(
   {
     ignores: [
@@ -34,9 +39,57 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   {
+    // Dependencies through their public features only (pg's named statements and pipeline mode,
+    // nestjs-cls's adapter interface): no deep imports of their private modules, no subclass or patch
+    // of their classes. A gain that needs one is a design to change (conventions.md, "Speed from the
+    // design, not from patches"). Before the idempotency core's block, whose stricter list wins there.
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['pg/*', 'pg-pool/*', 'pg-protocol/*', 'typeorm/*', '@nestjs-cls/*/dist/*'],
+              message: "Use the package's public entry point: its private modules change without notice.",
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.name='require'][arguments.0.value=/^(pg|pg-pool|pg-protocol|typeorm)\\x2F/]",
+          message: "Use the package's public entry point: its private modules change without notice.",
+        },
+        {
+          selector: `:matches(ClassDeclaration, ClassExpression)${LIBRARY_CLASS.replace(/SUPER/g, 'superClass')}`,
+          message: 'Do not subclass pg or TypeORM classes: use their public options and events.',
+        },
+        {
+          selector:
+            "MemberExpression[property.name='prototype'][object.name=/^(Query|Client|Pool|PoolClient)$/]",
+          message: "Do not reach into pg's prototypes: use their public options and events.",
+        },
+        {
+          // One request path: global enhancers come as APP_* providers, which the replay front door
+          // checks (apps/api/src/replay-front-door/front-door-coverage.ts); app.useGlobal*() and the
+          // HTTP adapter's request hooks would reach the framework's path and not the front door's.
+          selector:
+            'CallExpression[callee.property.name=/^(useGlobalGuards|useGlobalInterceptors|useGlobalPipes|useGlobalFilters|setOnRequestHook|setOnResponseHook)$/]',
+          message:
+            'Register global enhancers as APP_* providers, which the replay front door checks; no request hooks.',
+        },
+      ],
+    },
+  },
+  {
     // The idempotency protocol is framework-free; Nest, Express and SQL live in its adapters.
     files: [
       'libs/idempotency/src/idempotency-protocol.ts',
+      'libs/idempotency/src/idempotent-executor.ts',
+      'libs/idempotency/src/replays.ts',
       'libs/idempotency/src/external-effect.ts',
       'libs/idempotency/src/idempotency-state-machine.ts',
       'libs/idempotency/src/idempotency-record.ts',
@@ -66,23 +119,6 @@ export default tseslint.config(
               message: 'The idempotency core is framework-free: put this in an adapter.',
             },
           ],
-        },
-      ],
-    },
-  },
-  {
-    // One request path: global enhancers come as APP_* providers, which the replay front door checks
-    // (apps/api/src/replay-front-door/front-door-coverage.ts); app.useGlobal*() and the HTTP
-    // adapter's request hooks would reach the framework's path and not the front door's.
-    files: ['apps/**/*.ts', 'libs/**/*.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector:
-            'CallExpression[callee.property.name=/^(useGlobalGuards|useGlobalInterceptors|useGlobalPipes|useGlobalFilters|setOnRequestHook|setOnResponseHook)$/]',
-          message:
-            'Register global enhancers as APP_* providers, which the replay front door checks; no request hooks.',
         },
       ],
     },

@@ -41,9 +41,9 @@ export async function captureCreateStatements(
   options: { poolSize: number; captureModule: string },
 ): Promise<CreateStatements> {
   const file = join(logDir, 'captured-sql.jsonl');
-  // Without prepared statements the connection sends every statement on its own, START
-  // TRANSACTION and COMMIT included (with them it carries both along with the statements next to
-  // them, out of the capture's sight): the same statements, one per round trip, as pgbench runs them.
+  // Without prepared statements every statement is sent unnamed, as pgbench sends them; BEGIN and
+  // COMMIT are statements of their own to the capture (pipelined with their neighbours, but each
+  // its own query): the same statements, one per round trip, as pgbench runs them.
   const api = await startApi(
     url,
     { RUN_WORKER: 'false', BENCH_SQL_CAPTURE: file, DATABASE_PREPARED_STATEMENTS: '0' },
@@ -76,7 +76,10 @@ export async function captureCreateStatements(
       .map((line) => JSON.parse(line) as CapturedStatement);
     if (statements.length === 0) throw new Error('captured no statements for a create');
     if (statements.some((s) => s.failed)) throw new Error('a captured statement failed');
-    if (statements[0].text !== 'START TRANSACTION' || statements.at(-1)?.text !== 'COMMIT') {
+    if (
+      !['BEGIN', 'START TRANSACTION'].includes(statements[0].text) ||
+      statements.at(-1)?.text !== 'COMMIT'
+    ) {
       throw new Error(
         `the captured create is not one whole transaction: ${statements.map((s) => s.text.slice(0, 30)).join(' | ')}`,
       );

@@ -4,7 +4,7 @@ import {
   DatabaseModule,
   TransactionHost,
   transactionalPlugin,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import { ClsModule } from 'nestjs-cls';
 import type { Pool } from 'pg';
@@ -15,7 +15,7 @@ export interface HandlerContext {
   /** The Nest context: `get()` the handlers, repositories and ports under test. */
   app: INestApplicationContext;
   /** The nestjs-cls transaction host the use cases' repositories run on. */
-  txHost: TransactionHost<TypeOrmTransactionalAdapter>;
+  txHost: TransactionHost<PgTransactionalAdapter>;
   /** A separate pool for arranging and asserting rows, outside the code under test. */
   db: Pool;
   close(): Promise<void>;
@@ -48,7 +48,7 @@ export async function startHandlerContext(
   const db = testDatabasePool();
   return {
     app,
-    txHost: app.get<TransactionHost<TypeOrmTransactionalAdapter>>(TransactionHost),
+    txHost: app.get<TransactionHost<PgTransactionalAdapter>>(TransactionHost),
     db,
     async close() {
       await db.end();

@@ -50,7 +50,11 @@ export async function startTestApp(
     RATE_LIMIT_PER_SECOND: UNLIMITED_RATE,
     ...env,
   });
-  const app = await createApp(config, { url: testDatabaseUrl(), embedded: undefined }, options);
+  const app = await createApp(
+    config,
+    { url: config.database.url ?? testDatabaseUrl(), embedded: undefined },
+    options,
+  );
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { TransactionHost, type PgTransactionalAdapter } from '@ledgerkey/database';
 import { CompaniesRepository, CreateCompanyHandler, type CreatedCompany } from '@ledgerkey/tenancy';
 import { ClsService } from 'nestjs-cls';
 
@@ -13,7 +13,7 @@ const DEMO_SEED_LOCK_ID = 7_314_501_227;
  * @returns the new company and its API key, or null when a company already existed
  */
 export async function ensureDemoCompany(app: INestApplicationContext): Promise<CreatedCompany | null> {
-  const txHost = app.get<TransactionHost<TypeOrmTransactionalAdapter>>(TransactionHost);
+  const txHost = app.get<TransactionHost<PgTransactionalAdapter>>(TransactionHost);
   const companies = app.get(CompaniesRepository);
   const createCompany = app.get(CreateCompanyHandler);
   return app.get(ClsService).run(() =>

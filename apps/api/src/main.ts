@@ -1,12 +1,11 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { prepareDatabase } from '@ledgerkey/database';
+import { DatabaseModule, prepareDatabase } from '@ledgerkey/database';
 import { JobRunner } from '@ledgerkey/jobs';
 import { preparePaymentProvider } from '@ledgerkey/payments';
 import { ConfigError, IdleCollector, JsonLogger, stopOnSignals } from '@ledgerkey/process';
 import { RevocationListener } from '@ledgerkey/tenancy';
 import type { Server } from 'node:http';
-import { DataSource } from 'typeorm';
 import { closeHttpServer } from './close-http-server';
 import { loadConfig } from './config';
 import { createApp } from './create-app';
@@ -51,7 +50,7 @@ async function main(): Promise<void> {
       {
         until: 0.8,
         steps: [
-          { name: 'database pool', run: () => app.get(DataSource).destroy() },
+          { name: 'database pool', run: () => app.get(DatabaseModule).close() },
           { name: 'API key revocation listener', run: () => app.get(RevocationListener).stop() },
           ...(sandbox ? [{ name: 'provider sandbox', run: () => sandbox.stop().then(() => undefined) }] : []),
         ],

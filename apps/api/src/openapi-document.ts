@@ -19,7 +19,7 @@ export const OPENAPI_REGENERATE_COMMAND = 'npm run openapi';
 /**
  * The OpenAPI documents exactly as `/docs/openapi.json` and `/docs/operator/openapi.json` serve
  * them, built without a database: Nest's preview mode resolves the module graph and reads the route
- * metadata but calls no constructor or factory, so the DataSource never connects (the URL below is
+ * metadata but calls no constructor or factory, so no pool connects (the URL below is
  * never dialled).
  */
 export async function generateOpenApiDocuments(): Promise<Record<OpenApiAudience, OpenAPIObject>> {

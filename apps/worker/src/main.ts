@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { prepareDatabase } from '@ledgerkey/database';
+import { DatabaseModule, prepareDatabase } from '@ledgerkey/database';
 import { installJobQueue, JobRunner } from '@ledgerkey/jobs';
 import { ConfigError, JsonLogger, stopOnSignals } from '@ledgerkey/process';
-import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { loadConfig } from './config';
 import { WorkerModule } from './worker.module';
@@ -34,7 +33,7 @@ async function main(): Promise<void> {
   stopOnSignals(
     [
       { until: 0.8, steps: [{ name: 'job runner (running jobs)', run: () => app.get(JobRunner).stop() }] },
-      { until: 1, steps: [{ name: 'database pool', run: () => app.get(DataSource).destroy() }] },
+      { until: 1, steps: [{ name: 'database pool', run: () => app.get(DatabaseModule).close() }] },
     ],
     { timeoutMs: config.process.shutdownTimeoutMs, logger },
   );

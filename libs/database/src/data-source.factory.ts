@@ -1,10 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { DataSource, type MigrationInterface } from 'typeorm';
-import { preparingClient } from './prepared-statements';
 
 export interface DatabaseOptions {
   url: string;
-  /** Connections in this process's pool. */
+  /** Connections in this process's request pool (`DatabasePool`). */
   poolSize: number;
   /** Shown in pg_stat_activity, so operators can tell api, worker and cli apart. */
   applicationName: string;
@@ -14,7 +13,7 @@ export interface DatabaseOptions {
    */
   statementTimeoutMs?: number;
   /**
-   * Distinct parameterized statements each connection keeps prepared (named), so the server
+   * Distinct parameterized statements the request pool names (`StatementNames`), so the server
    * parses and plans them once per connection (default 200; 0 sends every statement unnamed, e.g.
    * behind a pooler that cannot keep prepared statements).
    */
@@ -38,13 +37,25 @@ export function defaultPoolSize(cores = availableParallelism()): number {
 }
 export const DEFAULT_PREPARED_STATEMENTS = 200;
 
+/** How every connection of the process is opened, in either pool (`DatabasePool`, the DataSource). */
+export function connectionSettings(options: Pick<DatabaseOptions, 'applicationName' | 'statementTimeoutMs'>) {
+  return {
+    application_name: options.applicationName,
+    connectionTimeoutMillis: 10_000,
+    // A request never waits forever on a lock: a busy key answers 409 at once, and anything else
+    // that waits past the timeout is canceled (57014), which the API answers with 503 + Retry-After.
+    statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: 60_000,
+  };
+}
+
 /**
- * The one DataSource factory: the API, the CLI and the migration runner all build their
- * connection here, so pool, timeouts and migrations cannot drift apart.
- * Schema changes come only from reviewed migrations; `synchronize` stays off everywhere.
+ * The one DataSource factory: the API, the CLI and the migration runner all build TypeORM's
+ * connection here, for migrations and schema checks (`poolSize` connections; in an application,
+ * beside its `DatabasePool`, a small one). Schema changes come only from reviewed migrations;
+ * `synchronize` stays off everywhere.
  */
 export function createDataSource(options: DatabaseOptions): DataSource {
-  const prepared = options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS;
   return new DataSource({
     type: 'postgres',
     url: options.url,
@@ -55,15 +66,7 @@ export function createDataSource(options: DatabaseOptions): DataSource {
     migrationsTransactionMode: 'each',
     migrations: options.migrations,
     entities: [],
-    extra: {
-      max: options.poolSize,
-      connectionTimeoutMillis: 10_000,
-      // A request never waits forever on a lock: a busy key answers 409 at once, and anything else
-      // that waits past the timeout is canceled (57014), which the API answers with 503 + Retry-After.
-      statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
-      idle_in_transaction_session_timeout: 60_000,
-      ...(prepared > 0 ? { Client: preparingClient(prepared) } : {}),
-    },
+    extra: { max: options.poolSize, ...connectionSettings(options) },
   });
 }
 

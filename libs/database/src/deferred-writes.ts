@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import type { BindParameter } from './keyset-page';
-import { pipeliningConnectionOf } from './prepared-statements';
+import { PgTransaction, type PgTransactionalAdapter, type Statement } from './pg-transactions';
 
 /**
  * One write whose answer nobody reads (a journal entry, an event, an idempotency record), as the
@@ -26,20 +25,20 @@ export interface DeferredWrite {
   errorOf?(error: unknown): Error | undefined;
 }
 
-/** The writes waiting in each open batch, by the transaction's entity manager. */
+/** The writes waiting in each open batch, by transaction. */
 const batches = new WeakMap<object, DeferredWrite[]>();
 
 /**
  * Round trips for writes nobody reads back. `write` sends its writes as one statement, now — or,
- * inside `withBatch`, with every other deferred write of the transaction in one statement when
- * the batch's work has returned, before COMMIT. Each write in a statement is a round trip saved;
- * from a document's number to COMMIT (the counter row's lock) that is the single-series
- * throughput. Only for writes that are their use case's last ones: nothing in the transaction may
- * read them before the batch is sent.
+ * inside `withBatch`, with every other deferred write of the transaction in one statement, in the
+ * round trip of whatever the transaction sends next: its next statement (so nothing in the
+ * transaction can read past a deferred write) or, once the batch's work has returned, its COMMIT.
+ * Each write in a statement is a round trip saved; from a document's number to COMMIT (the counter
+ * row's lock) that is the single-series throughput.
  */
 @Injectable()
 export class DeferredWrites {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /** Sends `writes` as one statement, or adds them to the transaction's open batch. */
   async write(...writes: DeferredWrite[]): Promise<void> {
@@ -52,42 +51,52 @@ export class DeferredWrites {
   }
 
   /**
-   * Runs `work` in the current transaction with a batch open, then sends what it deferred; the
-   * caller commits after this resolves. With `commit`, the batch's statement carries the
-   * transaction's COMMIT (one round trip less, and from a document's number to the commit, one
-   * wait for the event loop less): only for the caller that commits as soon as this resolves —
-   * nothing may run in the transaction after the batch (the connection refuses it).
+   * Runs `work` in the current transaction with a batch open, then sends what is still deferred;
+   * the caller commits after this resolves. With `commit`, the batch goes with the transaction's
+   * COMMIT (one round trip less, and from a document's number to the commit, one wait for the
+   * event loop less): only for the caller that commits as soon as this resolves — the
+   * transaction refuses any statement after it.
    * @throws Error when no transaction is active, or one already has a batch open
+   * @throws the failing write's own error (`errorOf`) when the batch fails; then nothing commits
    */
   async withBatch<T>(work: () => Promise<T>, options: { commit?: boolean } = {}): Promise<T> {
     if (!this.txHost.isTransactionActive()) throw new Error('a batch of writes needs a transaction');
     const tx = this.txHost.tx;
+    if (!(tx instanceof PgTransaction)) throw new Error('a batch of writes needs a PgTransaction');
     if (batches.has(tx)) throw new Error('this transaction already has a batch of writes open');
     const batch: DeferredWrite[] = [];
     batches.set(tx, batch);
+    const stop = tx.sendBeforeNext(() => statementOf(batch.splice(0)));
     try {
       const result = await work();
-      await this.send(batch.splice(0), options.commit === true);
+      // What still waits goes with the COMMIT, or as a statement of its own.
+      if (options.commit === true) await tx.commit();
+      else await this.send(batch.splice(0));
       return result;
     } finally {
+      stop();
       batches.delete(tx);
     }
   }
 
-  private async send(writes: DeferredWrite[], commit = false): Promise<void> {
-    if (writes.length === 0) return;
-    const { text, values } = combinedStatement(writes);
-    if (commit) pipeliningConnectionOf(this.txHost.tx)?.commitWithNextStatement();
+  private async send(writes: DeferredWrite[]): Promise<void> {
+    const statement = statementOf(writes);
+    if (statement === undefined) return;
     try {
-      await this.txHost.tx.query(text, values);
+      await this.txHost.tx.query(statement.text, statement.values);
     } catch (error) {
-      for (const write of writes) {
-        const known = write.errorOf?.(error);
-        if (known) throw known;
-      }
-      throw error;
+      throw statement.errorOf?.(error) ?? error;
     }
   }
+}
+
+/** The writes as one statement, failing with the first error one of them names; none: undefined. */
+function statementOf(writes: DeferredWrite[]): Statement | undefined {
+  if (writes.length === 0) return undefined;
+  return {
+    ...combinedStatement(writes),
+    errorOf: (error) => writes.map((write) => write.errorOf?.(error)).find((known) => known !== undefined),
+  };
 }
 
 /** `WITH <every write's CTEs> SELECT <the reads>`: one statement, one round trip. */

@@ -8,7 +8,8 @@ export type { DatabaseHandle, DatabaseSchema } from './prepare-database';
 export { startEmbeddedPostgres, quoteIdentifier } from './embedded-postgres';
 export type { EmbeddedPostgresHandle, EmbeddedPostgresOptions } from './embedded-postgres';
 export { TransactionHost, Transactional, Propagation } from '@nestjs-cls/transactional';
-export type { TransactionalAdapterTypeOrm as TypeOrmTransactionalAdapter } from '@nestjs-cls/transactional-adapter-typeorm';
+export { DatabasePool, type Sql } from './sql';
+export type { PgTransactionalAdapter } from './pg-transactions';
 export {
   isUniqueViolation,
   constraintName,
@@ -16,22 +17,11 @@ export {
   isTransientDatabaseFailure,
 } from './postgres-errors';
 export { DeferredWrites } from './deferred-writes';
-export { pipeliningConnectionOf } from './prepared-statements';
-export type { PipeliningClient } from './prepared-statements';
-export type { LeadingStatement, LeadState } from './pipelined-transactions';
 export type { DeferredWrite } from './deferred-writes';
 export { queryRows } from './sql-client';
 export type { PgQueryable, SqlClient } from './sql-client';
 export { keysetPage, pageOf } from './keyset-page';
-export type {
-  BindParameter,
-  KeysetSource,
-  ListCondition,
-  ListOrder,
-  Page,
-  PageRequest,
-  SqlQueryable,
-} from './keyset-page';
+export type { BindParameter, KeysetSource, ListCondition, ListOrder, Page, PageRequest } from './keyset-page';
 export { TenantReader } from './tenant-reader';
 export { CodePointLength, codePointLength } from './text-length.validator';
 export {

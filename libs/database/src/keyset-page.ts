@@ -12,6 +12,8 @@
  * Table, alias and key names are constants of the callers, never input.
  */
 
+import type { Sql } from './sql';
+
 export interface Page<T> {
   data: T[];
   hasMore: boolean;
@@ -28,11 +30,6 @@ export interface PageRequest {
   endingBefore?: string;
   /** Default `asc`: the list's natural order (creation, numbering or commit order). */
   order?: ListOrder;
-}
-
-/** What the reads need of a connection; TypeORM's EntityManager (a repository's `txHost.tx`) fits. */
-export interface SqlQueryable {
-  query<T>(sql: string, parameters?: unknown[]): Promise<T>;
 }
 
 /** Binds a value as the next query parameter and returns its placeholder (`$n`). */
@@ -58,7 +55,7 @@ export interface KeysetSource {
  * @throws Error when both cursors are given (the API validates that first)
  */
 export async function keysetPage<Row, T>(
-  db: SqlQueryable,
+  db: Sql,
   source: KeysetSource,
   companyId: string,
   request: PageRequest,
@@ -88,7 +85,7 @@ export async function keysetPage<Row, T>(
     );
   }
   const direction = descending ? 'DESC' : 'ASC';
-  const rows = await db.query<Row[]>(
+  const rows = await db.query<Row>(
     `${select}
       WHERE ${where.join('\n        AND ')}
       ORDER BY ${orderKeys.map((key) => `${alias}.${key} ${direction}`).join(', ')}

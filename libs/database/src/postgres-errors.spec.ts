@@ -1,4 +1,4 @@
-import { QueryFailedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
+import { QueryFailedError } from 'typeorm';
 import { isConnectionLoss, isTransientDatabaseFailure } from './postgres-errors';
 
 describe('isConnectionLoss', () => {
@@ -18,10 +18,6 @@ describe('isConnectionLoss', () => {
     ['a connection exception', Object.assign(new Error('connection failure'), { code: '08006' })],
     ['a socket closed under a client', new Error('Connection terminated unexpectedly')],
     ['a client broken earlier', new Error('Client has encountered a connection error and is not queryable')],
-    [
-      'a transaction whose connection TypeORM released after an error',
-      new QueryRunnerProviderAlreadyReleasedError(),
-    ],
   ])('recognises %s', (_name, error) => {
     expect(isConnectionLoss(error)).toBe(true);
   });

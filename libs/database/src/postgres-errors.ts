@@ -1,5 +1,3 @@
-import { isStalePlan } from './prepared-statements';
-
 interface PostgresErrorShape {
   code?: string;
   constraint?: string;
@@ -34,11 +32,6 @@ const CONNECTION_LOSS_MESSAGES = [
   'Client has encountered a connection error',
   'timeout exceeded when trying to connect',
 ];
-/**
- * TypeORM releases a transaction's query runner when its connection emits `error` (a database
- * restart); the transaction's next statement then fails with this error instead of a driver one.
- */
-const RUNNER_RELEASED_BY_CONNECTION_ERROR = 'QueryRunnerProviderAlreadyReleasedError';
 
 /**
  * True when the error means the database could not be reached (e.g. it is restarting), as
@@ -47,11 +40,9 @@ const RUNNER_RELEASED_BY_CONNECTION_ERROR = 'QueryRunnerProviderAlreadyReleasedE
 export function isConnectionLoss(error: unknown): boolean {
   return someInChain(
     error,
-    ({ code, message, name }) =>
+    ({ code, message }) =>
       (typeof code === 'string' && (CONNECTION_LOSS_CODES.has(code) || code.startsWith('08'))) ||
-      (typeof message === 'string' &&
-        CONNECTION_LOSS_MESSAGES.some((prefix) => message.startsWith(prefix))) ||
-      name === RUNNER_RELEASED_BY_CONNECTION_ERROR,
+      (typeof message === 'string' && CONNECTION_LOSS_MESSAGES.some((prefix) => message.startsWith(prefix))),
   );
 }
 
@@ -83,8 +74,8 @@ export function isTransientDatabaseFailure(error: unknown): boolean {
 
 interface ChainLink {
   code?: unknown;
+  routine?: unknown;
   message?: unknown;
-  name?: unknown;
   driverError?: unknown;
   cause?: unknown;
 }
@@ -98,4 +89,19 @@ function someInChain(error: unknown, test: (link: ChainLink) => boolean): boolea
     current = link.driverError ?? link.cause;
   }
   return false;
+}
+
+/**
+ * SQLSTATE 0A000 as raised for a prepared statement whose result columns changed under it (DDL of
+ * another instance's migration). 0A000 alone means any unsupported feature; the server's routine
+ * (`RevalidateCachedQuery`) names this one whatever its `lc_messages`, the English message is the
+ * fallback.
+ */
+export function isStalePlan(error: unknown): boolean {
+  const { code, routine, message } = (error ?? {}) as ChainLink;
+  return (
+    code === '0A000' &&
+    (routine === 'RevalidateCachedQuery' ||
+      (typeof message === 'string' && message.includes('cached plan must not change result type')))
+  );
 }

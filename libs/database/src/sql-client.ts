@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { Sql } from './sql';
 
 /** What plain-SQL helpers need from node-postgres: `Pool`, `PoolClient` and `Client` all fit. */
 export interface PgQueryable {
@@ -7,14 +7,15 @@ export interface PgQueryable {
 
 /**
  * A connection for SQL run outside the request's transaction (maintenance jobs, metrics): a
- * node-postgres pool or client (what graphile-worker hands its tasks), or a TypeORM DataSource.
- * Every statement runs on its own, in autocommit.
+ * node-postgres pool or client (what graphile-worker hands its tasks), or an `Sql` that answers
+ * rows (the `DatabasePool`; TypeORM's DataSource fits too). Every statement runs on its own, in
+ * autocommit.
  */
-export type SqlClient = PgQueryable | DataSource;
+export type SqlClient = PgQueryable | Sql;
 
 /**
  * Runs one statement and returns its rows. The statement must be SELECT-shaped (a `WITH …
- * DELETE … RETURNING` wrapped in a final SELECT counts): for other commands TypeORM returns
+ * DELETE … RETURNING` wrapped in a final SELECT counts): on a DataSource, other commands answer
  * `[rows, rowCount]` instead of the rows.
  */
 export async function queryRows<TRow>(
@@ -22,10 +23,7 @@ export async function queryRows<TRow>(
   text: string,
   values: unknown[] = [],
 ): Promise<TRow[]> {
-  if (isDataSource(client)) return client.query<TRow[]>(text, values);
-  return (await client.query(text, values)).rows as TRow[];
-}
-
-function isDataSource(client: SqlClient): client is DataSource {
-  return typeof (client as Partial<DataSource>).createQueryRunner === 'function';
+  const answer = await client.query(text, values);
+  // An `Sql` answers the rows, node-postgres a result holding them.
+  return (Array.isArray(answer) ? answer : answer.rows) as TRow[];
 }

@@ -1,10 +1,10 @@
+import type { Sql } from './sql';
 import {
   type KeysetSource,
   keysetPage,
   type ListCondition,
   type Page,
   type PageRequest,
-  type SqlQueryable,
 } from './keyset-page';
 
 /**
@@ -34,8 +34,8 @@ export class TenantReader<Row, View> {
   }
 
   /** @returns the row of this company with this id, or null (also for another company's id) */
-  async findById(db: SqlQueryable, companyId: string, id: string): Promise<View | null> {
-    const rows = await db.query<Row[]>(
+  async findById(db: Sql, companyId: string, id: string): Promise<View | null> {
+    const rows = await db.query<Row>(
       `${this.select} WHERE ${this.alias}.company_id = $1 AND ${this.alias}.id = $2`,
       [companyId, id],
     );
@@ -47,7 +47,7 @@ export class TenantReader<Row, View> {
    * cursor id yields an empty page rather than restarting from the beginning.
    */
   list(
-    db: SqlQueryable,
+    db: Sql,
     companyId: string,
     request: PageRequest,
     conditions: readonly ListCondition[] = [],

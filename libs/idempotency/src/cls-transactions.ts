@@ -1,14 +1,8 @@
-import {
-  DeferredWrites,
-  pipeliningConnectionOf,
-  TransactionHost,
-  type TypeOrmTransactionalAdapter,
-} from '@ledgerkey/database';
-import type { DataSource } from 'typeorm';
+import { DeferredWrites, TransactionHost, type PgTransactionalAdapter, type Sql } from '@ledgerkey/database';
 import type { TransactionRunner } from './idempotency-ports';
-import type { AutocommitSql, TransactionalSql } from './idempotency-record.repository';
+import { IdempotencyRecordRepository, type TransactionalSql } from './idempotency-record.repository';
 
-type ClsTransactionHost = TransactionHost<TypeOrmTransactionalAdapter>;
+type ClsTransactionHost = TransactionHost<PgTransactionalAdapter>;
 
 /**
  * The protocol's transactions as nestjs-cls transactions, so the operation's repositories
@@ -39,20 +33,25 @@ export function clsTransactionalSql(txHost: ClsTransactionHost): TransactionalSq
   return {
     query: <TRow>(text: string, values: unknown[]) => {
       assertTransaction();
-      return txHost.tx.query<TRow[]>(text, values);
+      return txHost.tx.query<TRow>(text, values);
     },
     write: (write) => {
       assertTransaction();
       return writes.write(write);
     },
-    lead: (text, values) => {
-      assertTransaction();
-      return pipeliningConnectionOf(txHost.tx)?.lead(text, values) ?? null;
-    },
   };
 }
 
-/** Statements that need no transaction (one indexed read), on the pool: never inside the caller's. */
-export function autocommitSql(dataSource: DataSource): AutocommitSql {
-  return { query: <TRow>(text: string, values: unknown[]) => dataSource.query<TRow[]>(text, values) };
+/**
+ * The protocol's ports as the module wires them: nestjs-cls transactions, and the SQL record store
+ * on them, its reads that need no transaction (findFinished, findStalled) on the pool.
+ */
+export function clsProtocolPorts(
+  txHost: ClsTransactionHost,
+  pool: Sql,
+): { transactions: TransactionRunner; records: IdempotencyRecordRepository } {
+  return {
+    transactions: clsTransactionRunner(txHost),
+    records: new IdempotencyRecordRepository(clsTransactionalSql(txHost), pool),
+  };
 }

@@ -102,3 +102,15 @@ export interface StalledOperationsQuery {
   retryBaseMs: number;
   retryMaxMs: number;
 }
+
+/** Recovery points an external operation's record passes through (`recovery_point`). */
+export const RecoveryPoints = {
+  /** Prepared (the operation's state committed with the key); the effect may have been performed. */
+  Prepared: 'prepared',
+  /** The effect's outcome was unknown; the lease was released. */
+  OutcomeUnknown: 'outcome_unknown',
+  /** The effect failed unexpectedly; the lease was released. */
+  EffectFailed: 'effect_failed',
+  /** The outcome was known but could not be written (e.g. the database failed); released. */
+  OutcomeKnown: 'outcome_known',
+} as const;

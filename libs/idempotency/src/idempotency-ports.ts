@@ -39,19 +39,6 @@ export type KeyClaim =
    */
   | { held: false; record: FinishedRecord | UnfinishedRecord | null };
 
-/** A claim sent ahead of the operation's first statement (`IdempotencyRecordStore.claimNew`). */
-export interface NewKeyClaim {
-  /**
-   * - `unsent`: the transaction ended before any statement took it along;
-   * - `held`: the key was new, this transaction holds it;
-   * - `not_new`: a record or another transaction holds the key; nothing behind the claim ran and
-   *   the transaction is aborted (`claim` decides what the request gets);
-   * - `failed`: it failed otherwise (`error`), e.g. the connection was lost.
-   */
-  readonly state: 'unsent' | 'held' | 'not_new' | 'failed';
-  readonly error?: Error;
-}
-
 /**
  * The persisted records and their transitions. Every method runs in the caller's current
  * transaction and throws when there is none. Timestamps come from the caller's clock (`now`).
@@ -71,15 +58,6 @@ export interface IdempotencyRecordStore {
    * COMMIT or ROLLBACK, also when a crashed process's connection drops.
    */
   claim(ref: IdempotencyKeyRef, now: Date): Promise<KeyClaim>;
-
-  /**
-   * The claim of a key the caller expects to be new, sent in front of the transaction's next
-   * statement, in its round trip: it holds the key's lock when the key is new, and otherwise fails
-   * that statement (and the transaction) before it runs. Nothing waits for it: read its state once
-   * the transaction ended or a statement failed. Null when this store cannot send it that way
-   * (then `claim`). Absent: never.
-   */
-  claimNew?(ref: IdempotencyKeyRef, now: Date): NewKeyClaim | null;
 
   /**
    * no record → completed | failed_final, in the transaction of the operation's effects (one

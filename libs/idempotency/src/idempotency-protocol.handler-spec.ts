@@ -1,179 +1,34 @@
-import { randomUUID } from 'node:crypto';
-import { startHandlerContext, type HandlerContext } from '../../../test/support/handler-context';
+import { DatabasePool } from '@ledgerkey/database';
 import { anIdempotentCall, type IdempotentCallBuilder } from '../../../test/support/idempotent-call.builder';
-import { TEST_SEALER } from '../../../test/support/test-sealer';
-import { TestClock } from '../../../test/support/test-clock';
-import { DataSource } from 'typeorm';
-import { autocommitSql, clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
+import {
+  classifier,
+  clock,
+  ctx,
+  effectsOf,
+  holdingTheKey,
+  keyIsFree,
+  latch,
+  mustNotRun,
+  outcomes,
+  protocol,
+  recordOf,
+  RejectedForTest,
+  TTL_SECONDS,
+  useProtocolSpec,
+  whileLockHeld,
+  writingEffect,
+} from '../../../test/support/protocol-spec';
+import { clsProtocolPorts, clsTransactionRunner } from './cls-transactions';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from './idempotency.errors';
-import type { IdempotencyOutcome } from './idempotency.observer';
-import type { OutcomeClassifier, TransactionRunner } from './idempotency-ports';
-import { IdempotencyProtocol, type IdempotentCall } from './idempotency-protocol';
-import { IdempotencyRecordRepository } from './idempotency-record.repository';
+import type { TransactionRunner } from './idempotency-ports';
+import { IdempotencyProtocol } from './idempotency-protocol';
 
 /**
- * The protocol on real PostgreSQL, wired as the module wires it (nestjs-cls transactions, the SQL
- * store), without HTTP. Operations write "effects" into a table of this file, in the key's
- * transaction, so that exactly-once and rollbacks are visible.
+ * The protocol on real PostgreSQL, wired as the module wires it, without HTTP: first use,
+ * replays, busy keys, the claim (test/support/protocol-spec.ts; rejections, failures, expiry and
+ * sealing in idempotency-protocol-outcomes.handler-spec.ts).
  */
-const TTL_SECONDS = 3600;
-const EFFECTS = 'handler_spec_protocol_effects';
-const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
-
-class RejectedForTest extends Error {
-  readonly code = 'rejected_for_test';
-}
-
-/** `RejectedForTest` is a business outcome (stored, replayed); anything else is a failure. */
-const classifier: OutcomeClassifier = {
-  classify: (error) =>
-    error instanceof RejectedForTest
-      ? {
-          status: 409,
-          headers: { 'Content-Type': PROBLEM_JSON },
-          body: JSON.stringify({ code: error.code, detail: error.message }),
-        }
-      : null,
-};
-
-interface StoredRow {
-  state: string;
-  response_status: number | null;
-  response_headers: Record<string, string> | null;
-  response_body: string | null;
-  response_sealed: boolean;
-  attempt: number;
-  expires_at: Date;
-}
-
-let ctx: HandlerContext;
-let clock: TestClock;
-let protocol: IdempotencyProtocol;
-let outcomes: IdempotencyOutcome[];
-/** Runs before the protocol's next transaction begins (once): how the races below are staged. */
-let beforeNextTransaction: (() => Promise<void>) | undefined;
-
-beforeAll(async () => {
-  ctx = await startHandlerContext();
-  await ctx.db.query(
-    `CREATE TABLE IF NOT EXISTS ${EFFECTS} (tenant_id uuid NOT NULL, key text NOT NULL, id uuid NOT NULL)`,
-  );
-  const transactions = clsTransactionRunner(ctx.txHost);
-  const staged: TransactionRunner = {
-    run: async (work) => {
-      const hook = beforeNextTransaction;
-      beforeNextTransaction = undefined;
-      if (hook) await hook();
-      return transactions.run(work);
-    },
-  };
-  clock = new TestClock();
-  protocol = new IdempotencyProtocol({
-    ttlSeconds: TTL_SECONDS,
-    transactions: staged,
-    records: new IdempotencyRecordRepository(
-      clsTransactionalSql(ctx.txHost),
-      autocommitSql(ctx.app.get(DataSource)),
-    ),
-    classifier,
-    clock,
-    sealer: TEST_SEALER,
-    observer: { observe: (_operation, outcome) => outcomes.push(outcome), purged: () => undefined },
-  });
-});
-
-beforeEach(() => {
-  outcomes = [];
-  beforeNextTransaction = undefined;
-});
-
-afterAll(async () => {
-  await ctx?.db.query(`DROP TABLE IF EXISTS ${EFFECTS}`);
-  await ctx?.close();
-});
-
-/** An operation that writes one effect row in the key's transaction and answers its id. */
-function writingEffect<T>(call: IdempotentCallBuilder<T>): IdempotentCallBuilder<{ id: string }> {
-  const { tenantId, key } = call.build();
-  return call.executing(async (): Promise<{ id: string }> => {
-    const id = randomUUID();
-    await ctx.txHost.tx.query(`INSERT INTO ${EFFECTS} (tenant_id, key, id) VALUES ($1, $2, $3)`, [
-      tenantId,
-      key,
-      id,
-    ]);
-    return { id };
-  });
-}
-
-/**
- * A call whose operation must not get to run with the key: its answer must be a replay or a
- * refusal. (It is started: a new key's claim goes with the operation's first statement, and this
- * one fails before any; what the request gets is then decided by the claim, as if it came first.)
- */
-function mustNotRun<T>(call: IdempotentCallBuilder<T>): IdempotentCall<unknown> {
-  return call.executing<unknown>(() => Promise.reject(new Error('the operation ran again'))).build();
-}
-
-async function effectsOf<T>(call: IdempotentCallBuilder<T>): Promise<number> {
-  const { tenantId, key } = call.build();
-  const { rows } = await ctx.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM ${EFFECTS} WHERE tenant_id = $1 AND key = $2`,
-    [tenantId, key],
-  );
-  return rows[0].n;
-}
-
-async function recordOf<T>(call: IdempotentCallBuilder<T>): Promise<StoredRow | undefined> {
-  const { tenantId, operation, key } = call.build();
-  const { rows } = await ctx.db.query<StoredRow>(
-    `SELECT state, response_status, response_headers, response_body, response_sealed, attempt, expires_at
-       FROM idempotency_records WHERE company_id = $1 AND operation = $2 AND idempotency_key = $3`,
-    [tenantId, operation.operation, key],
-  );
-  return rows[0];
-}
-
-/** Holds the key's advisory lock (the claim's) in a transaction of its own while `during` runs. */
-async function whileLockHeld<C, T>(call: IdempotentCallBuilder<C>, during: () => Promise<T>): Promise<T> {
-  const { tenantId, operation, key } = call.build();
-  const holder = await ctx.db.connect();
-  try {
-    await holder.query('BEGIN');
-    await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-      `${tenantId}\n${operation.operation}\n${key}`,
-    ]);
-    return await during();
-  } finally {
-    await holder.query('ROLLBACK');
-    holder.release();
-  }
-}
-
-/** A latch: `started` resolves once the operation runs, which then waits for `release()`. */
-function latch(): { started: Promise<void>; running: () => Promise<void>; release: () => void } {
-  let markStarted!: () => void;
-  let release!: () => void;
-  const started = new Promise<void>((resolve) => (markStarted = resolve));
-  const released = new Promise<void>((resolve) => (release = resolve));
-  return {
-    started,
-    running: async () => {
-      markStarted();
-      await released;
-    },
-    release,
-  };
-}
-
-/** `call` that, once its first statement holds the key, waits for `running` to be released. */
-function holdingTheKey<T>(call: IdempotentCallBuilder<T>, running: ReturnType<typeof latch>) {
-  return call.executing(async () => {
-    const written = await call.build().execute();
-    await running.running();
-    return written;
-  });
-}
+useProtocolSpec((context) => clsProtocolPorts(context.txHost, context.app.get(DatabasePool)));
 
 describe('first use', () => {
   it('executes once and stores the answer as completed: status, Content-Type, Location, exact body', async () => {
@@ -359,23 +214,8 @@ describe('a busy key', () => {
   });
 });
 
-describe("a new key's claim goes with the operation's first statement", () => {
-  /** Whether another session could take the key's lock now (it gives it back at once). */
-  async function keyIsFree<T>(call: IdempotentCallBuilder<T>): Promise<boolean> {
-    const { tenantId, operation, key } = call.build();
-    const { rows } = await ctx.db.query<{ free: boolean }>(
-      `SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS free`,
-      [`${tenantId}\n${operation.operation}\n${key}`],
-    );
-    if (rows[0].free) {
-      await ctx.db.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [
-        `${tenantId}\n${operation.operation}\n${key}`,
-      ]);
-    }
-    return rows[0].free;
-  }
-
-  it('the key is free until the first statement, held from it until the commit', async () => {
+describe("a new key's claim comes before the operation", () => {
+  it('the key is held before the operation runs, until the commit', async () => {
     const call = anIdempotentCall();
     const seen: boolean[] = [];
     const observed = call.executing(async () => {
@@ -387,12 +227,12 @@ describe("a new key's claim goes with the operation's first statement", () => {
 
     expect((await protocol.execute(observed.build())).outcome).toBe('executed');
 
-    expect(seen).toEqual([true, false]);
+    expect(seen).toEqual([false, false]);
     expect(await keyIsFree(call)).toBe(true);
     expect(await effectsOf(call)).toBe(1);
   });
 
-  it('an operation without statements has the claim go with the stored answer', async () => {
+  it('an operation without statements claims the key all the same', async () => {
     const call = anIdempotentCall().executing(() => Promise.resolve({ computed: true }));
 
     // The claim went: with the key held elsewhere, the stored answer is refused with it.
@@ -407,7 +247,7 @@ describe("a new key's claim goes with the operation's first statement", () => {
     expect(await recordOf(call)).toMatchObject({ state: 'completed', response_body: answer.body });
   });
 
-  it('a finished key refuses the first statement: nothing of this run is written, the answer is the replay', async () => {
+  it('a finished key, retried with other bytes: nothing runs, the answer is the replay', async () => {
     const call = writingEffect(anIdempotentCall());
     const first = await protocol.execute(call.build());
 
@@ -419,7 +259,7 @@ describe("a new key's claim goes with the operation's first statement", () => {
     expect(outcomes).toEqual(['executed', 'replayed']);
   });
 
-  it('a key held by another transaction refuses the first statement: 409, nothing written', async () => {
+  it('a key held by another transaction: 409, nothing written', async () => {
     const call = writingEffect(anIdempotentCall());
 
     await whileLockHeld(call, () =>
@@ -431,27 +271,7 @@ describe("a new key's claim goes with the operation's first statement", () => {
     expect(outcomes).toEqual(['in_flight']);
   });
 
-  it('two requests slow before their first statement: the first to send one executes, the other replays it', async () => {
-    const call = anIdempotentCall();
-    const running = latch();
-    const slow = call.executing(async () => {
-      await running.running();
-      return writingEffect(call).build().execute();
-    });
-    const first = protocol.execute(slow.build());
-    await running.started;
-
-    // The slow one has sent nothing: the key is free, and this request takes and finishes it.
-    const second = await protocol.execute(writingEffect(call).build());
-    running.release();
-    const answer = await first;
-
-    expect(second.outcome).toBe('executed');
-    expect(answer).toMatchObject({ outcome: 'replayed', body: second.body });
-    expect(await effectsOf(call)).toBe(1);
-  });
-
-  it('a business rejection before the first statement, on a key another request holds → 409; its result stands', async () => {
+  it('a business rejection on a key another request holds → 409; its result stands', async () => {
     const call = anIdempotentCall();
     const running = latch();
     const rival = writingEffect(call);
@@ -471,8 +291,8 @@ describe("a new key's claim goes with the operation's first statement", () => {
   });
 });
 
-describe('a store that cannot send the claim ahead (a connection without pipelining)', () => {
-  it('claims first, in the one transaction of the operation', async () => {
+describe('one transaction per request', () => {
+  it('claims, runs and records in the one transaction of the operation', async () => {
     let transactionsRun = 0;
     const counting: TransactionRunner = {
       run: (work) => {
@@ -480,11 +300,10 @@ describe('a store that cannot send the claim ahead (a connection without pipelin
         return clsTransactionRunner(ctx.txHost).run(work);
       },
     };
-    const { lead: _ahead, ...withoutLead } = clsTransactionalSql(ctx.txHost);
     const claimingFirst = new IdempotencyProtocol({
       ttlSeconds: TTL_SECONDS,
       transactions: counting,
-      records: new IdempotencyRecordRepository(withoutLead, autocommitSql(ctx.app.get(DataSource))),
+      records: clsProtocolPorts(ctx.txHost, ctx.app.get(DatabasePool)).records,
       classifier,
       clock,
     });
@@ -498,156 +317,5 @@ describe('a store that cannot send the claim ahead (a connection without pipelin
     expect(retry).toMatchObject({ outcome: 'replayed', body: first.body });
     expect(transactionsRun).toBe(2);
     expect(await effectsOf(call)).toBe(1);
-  });
-});
-
-describe('a business rejection', () => {
-  it('rolls back everything the operation wrote and stores the rendered rejection as failed_final; a retry replays it', async () => {
-    const call = anIdempotentCall();
-    const rejecting = call.executing(async () => {
-      await writingEffect(call).build().execute();
-      throw new RejectedForTest('order already invoiced');
-    });
-
-    const answer = await protocol.execute(rejecting.build());
-
-    const body = JSON.stringify({ code: 'rejected_for_test', detail: 'order already invoiced' });
-    expect(answer).toMatchObject({ outcome: 'business_rejection', status: 409, body });
-    expect(answer.headers).toMatchObject({ 'Content-Type': PROBLEM_JSON });
-    expect(await effectsOf(call)).toBe(0);
-    expect(await recordOf(call)).toMatchObject({
-      state: 'failed_final',
-      response_status: 409,
-      response_headers: { 'Content-Type': PROBLEM_JSON },
-      response_body: body,
-    });
-
-    const replay = await protocol.execute(mustNotRun(call));
-    expect(replay).toMatchObject({ outcome: 'replayed', status: 409, body });
-    expect(replay.headers['Idempotent-Replayed']).toBe('true');
-    expect(outcomes).toEqual(['business_rejection', 'replayed']);
-  });
-
-  it('race: another request with the key executes between the rollback and the recording → this one answers with its result; one effect', async () => {
-    const call = anIdempotentCall();
-    const rival = writingEffect(call);
-    let rivalAnswer: Awaited<ReturnType<IdempotencyProtocol['execute']>> | undefined;
-    const rejecting = call.executing(() => {
-      beforeNextTransaction = async () => {
-        rivalAnswer = await protocol.execute(rival.build());
-      };
-      return Promise.reject(new RejectedForTest('rejected by a state the rival changed'));
-    });
-
-    const answer = await protocol.execute(rejecting.build());
-
-    expect(rivalAnswer?.outcome).toBe('executed');
-    expect(answer).toMatchObject({ outcome: 'replayed', status: 201, body: rivalAnswer?.body });
-    expect(await effectsOf(call)).toBe(1);
-    expect(await recordOf(call)).toMatchObject({ state: 'completed', response_body: rivalAnswer?.body });
-  });
-
-  it('race: another request with the key is still running when the rejection would be recorded → 409; its result stands', async () => {
-    const call = anIdempotentCall();
-    const running = latch();
-    const rival = writingEffect(call);
-    const slowRival = holdingTheKey(rival, running);
-    let rivalDone: Promise<unknown> = Promise.resolve();
-    const rejecting = call.executing(() => {
-      beforeNextTransaction = async () => {
-        rivalDone = protocol.execute(slowRival.build());
-        await running.started;
-      };
-      return Promise.reject(new RejectedForTest('rejected'));
-    });
-
-    await expect(protocol.execute(rejecting.build())).rejects.toBeInstanceOf(IdempotencyKeyInUseError);
-
-    running.release();
-    await rivalDone;
-    expect(await effectsOf(call)).toBe(1);
-    expect(await recordOf(call)).toMatchObject({ state: 'completed', response_status: 201 });
-  });
-
-  it('race: the request that executed meanwhile had another payload → 422; its result stands', async () => {
-    const call = anIdempotentCall();
-    const rival = writingEffect(call.withPayload({ amount: 999, currency: 'EUR' }));
-    const rejecting = call.executing(() => {
-      beforeNextTransaction = async () => {
-        await protocol.execute(rival.build());
-      };
-      return Promise.reject(new RejectedForTest('rejected'));
-    });
-
-    await expect(protocol.execute(rejecting.build())).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
-    expect(await recordOf(call)).toMatchObject({ state: 'completed', response_status: 201 });
-    expect(await effectsOf(call)).toBe(1);
-  });
-});
-
-describe('a failure that is not a business outcome', () => {
-  it('rolls back and stores nothing: the error propagates, and a retry with the key executes', async () => {
-    const call = anIdempotentCall();
-    const failing = call.executing(async () => {
-      await writingEffect(call).build().execute();
-      throw new Error('connection reset');
-    });
-
-    await expect(protocol.execute(failing.build())).rejects.toThrow('connection reset');
-    expect(await recordOf(call)).toBeUndefined();
-    expect(await effectsOf(call)).toBe(0);
-    expect(outcomes).toEqual([]);
-
-    expect((await protocol.execute(writingEffect(call).build())).outcome).toBe('executed');
-    expect(await effectsOf(call)).toBe(1);
-  });
-});
-
-describe('expiry', () => {
-  it('one second before the window ends, the key still replays', async () => {
-    const call = writingEffect(anIdempotentCall());
-    const first = await protocol.execute(call.build());
-    clock.advance(TTL_SECONDS - 1);
-
-    expect(await protocol.execute(mustNotRun(call))).toMatchObject({ outcome: 'replayed', body: first.body });
-  });
-
-  it('after the window the key is new: it executes again (another payload is no mismatch) and replaces the record', async () => {
-    const call = writingEffect(anIdempotentCall());
-    await protocol.execute(call.build());
-    clock.advance(TTL_SECONDS);
-
-    const again = await protocol.execute(writingEffect(call.withPayload({ amount: 5 })).build());
-
-    expect(again.outcome).toBe('executed');
-    expect(again.headers['Idempotency-Key-Expires']).toBe(
-      new Date(clock.now().getTime() + TTL_SECONDS * 1000).toUTCString(),
-    );
-    expect(await effectsOf(call)).toBe(2);
-    expect(await recordOf(call)).toMatchObject({ state: 'completed', response_body: again.body });
-  });
-});
-
-describe('sensitive answers', () => {
-  it('are stored sealed and replayed opened', async () => {
-    const secret = `whsec_${randomUUID()}`;
-    const call = anIdempotentCall()
-      .withOperation({ sensitiveResponse: true })
-      .executing(() => Promise.resolve({ secret }));
-
-    const first = await protocol.execute(call.build());
-    const replay = await protocol.execute(mustNotRun(call));
-
-    expect(JSON.parse(first.body)).toEqual({ secret });
-    expect(replay.body).toBe(first.body);
-    const stored = await recordOf(call);
-    expect(stored).toMatchObject({ response_sealed: true, response_body: TEST_SEALER.seal(first.body) });
-    expect(stored?.response_body).not.toContain(secret);
-  });
-
-  it('other answers are stored as they are', async () => {
-    const call = anIdempotentCall();
-    const first = await protocol.execute(call.build());
-    expect(await recordOf(call)).toMatchObject({ response_sealed: false, response_body: first.body });
   });
 });

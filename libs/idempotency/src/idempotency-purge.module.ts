@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Module, type OnModuleInit, Optional } from '@nestjs/common';
+import { DatabasePool } from '@ledgerkey/database';
 import { JobRegistry, JobsModule, JobTasks } from '@ledgerkey/jobs';
-import { DataSource } from 'typeorm';
 import { IDEMPOTENCY_OBSERVER, type IdempotencyObserver } from './idempotency.observer';
 import { purgeExpiredIdempotencyRecords } from './purge-expired-idempotency-records';
 
@@ -11,7 +11,7 @@ class IdempotencyPurgeJob implements OnModuleInit {
 
   constructor(
     private readonly registry: JobRegistry,
-    private readonly dataSource: DataSource,
+    private readonly pool: DatabasePool,
     // Present where the API runs in the same process (npm start); the standalone worker has none.
     @Optional() @Inject(IDEMPOTENCY_OBSERVER) private readonly observer?: IdempotencyObserver,
   ) {}
@@ -21,7 +21,7 @@ class IdempotencyPurgeJob implements OnModuleInit {
       task: JobTasks.PurgeIdempotencyKeys,
       schedule: '*/5 * * * *',
       run: async () => {
-        const purged = await purgeExpiredIdempotencyRecords(this.dataSource);
+        const purged = await purgeExpiredIdempotencyRecords(this.pool);
         this.observer?.purged(purged);
         if (purged > 0) this.logger.log(`purged ${purged} expired idempotency keys`);
       },
@@ -31,7 +31,7 @@ class IdempotencyPurgeJob implements OnModuleInit {
 
 /**
  * The idempotency lib's job: the purge. Imported by every process that runs a job runner (the
- * API with RUN_WORKER, the standalone worker); needs the DataSource (DatabaseModule).
+ * API with RUN_WORKER, the standalone worker); needs the DatabasePool (DatabaseModule).
  */
 @Module({ imports: [JobsModule], providers: [IdempotencyPurgeJob] })
 export class IdempotencyPurgeModule {}

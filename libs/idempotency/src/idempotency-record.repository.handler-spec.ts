@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { startHandlerContext, type HandlerContext } from '../../../test/support/handler-context';
 import { TestClock } from '../../../test/support/test-clock';
-import { DataSource } from 'typeorm';
-import { autocommitSql, clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
+import { DatabasePool } from '@ledgerkey/database';
+import { clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
 import { fingerprintOf } from './fingerprint';
 import { IdempotencyKeyInUseError, IdempotencyLeaseLostError } from './idempotency.errors';
 import type { FinishedOutcome, KeyClaim, TransactionRunner } from './idempotency-ports';
@@ -26,10 +26,7 @@ let clock: TestClock;
 
 beforeAll(async () => {
   ctx = await startHandlerContext();
-  records = new IdempotencyRecordRepository(
-    clsTransactionalSql(ctx.txHost),
-    autocommitSql(ctx.app.get(DataSource)),
-  );
+  records = new IdempotencyRecordRepository(clsTransactionalSql(ctx.txHost), ctx.app.get(DatabasePool));
   transactions = clsTransactionRunner(ctx.txHost);
 });
 

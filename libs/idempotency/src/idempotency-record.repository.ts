@@ -1,7 +1,7 @@
-import { type DeferredWrite, isUniqueViolation, type LeadingStatement } from '@ledgerkey/database';
+import { type DeferredWrite, isUniqueViolation } from '@ledgerkey/database';
 import { IdempotencyKeyInUseError, IdempotencyLeaseLostError } from './idempotency.errors';
 import type { StalledOperation, StalledOperationsQuery } from './external-effect';
-import type { FinishedOutcome, IdempotencyRecordStore, KeyClaim, NewKeyClaim } from './idempotency-ports';
+import type { FinishedOutcome, IdempotencyRecordStore, KeyClaim } from './idempotency-ports';
 import type {
   FinishedRecord,
   IdempotencyKeyRef,
@@ -24,11 +24,6 @@ export interface TransactionalSql {
    * one statement before COMMIT (`DeferredWrites`); its failure then surfaces there.
    */
   write(write: DeferredWrite): Promise<void>;
-  /**
-   * A statement whose answer nobody awaits, sent in front of the transaction's next statement in
-   * its round trip (`PipeliningClient.lead`); null when the connection cannot (send it as usual).
-   */
-  lead?(text: string, values: unknown[]): LeadingStatement | null;
 }
 
 /** Runs one statement on its own connection turn, outside any transaction (autocommit). */
@@ -56,9 +51,6 @@ interface LeaseRow {
 }
 
 const KEY_MATCH = 'company_id = $1 AND operation = $2 AND idempotency_key = $3';
-
-/** What `claim_new_idempotency_key` raises for a key that is not new (migration 1767400000000). */
-const KEY_NOT_NEW = 'LK409';
 
 /** The `IdempotencyRecordStore` on PostgreSQL (`idempotency_records`). */
 export class IdempotencyRecordRepository implements IdempotencyRecordStore {
@@ -98,13 +90,6 @@ export class IdempotencyRecordRepository implements IdempotencyRecordStore {
       [ref.tenantId, ref.operation, ref.key, now],
     );
     return { held: row.claimed, record: recordOf(row) } as KeyClaim;
-  }
-
-  claimNew(ref: IdempotencyKeyRef, now: Date): NewKeyClaim | null {
-    // The lock and the fresh read of `claim`'s second step, raising unless the key is new: sent in
-    // front of the operation's first statement, a new key costs no round trip of its own.
-    const lead = this.sql.lead?.('SELECT claim_new_idempotency_key($1, $2, $3, $4)', [...keyOf(ref), now]);
-    return lead ? newKeyClaimOf(lead) : null;
   }
 
   async insertFinished(
@@ -315,26 +300,6 @@ function keyInUse(error: unknown): IdempotencyKeyInUseError | undefined {
   return isUniqueViolation(error, 'pk_idempotency_records')
     ? new IdempotencyKeyInUseError({ cause: error })
     : undefined;
-}
-
-/** The claim's state, read from its leading statement's whenever asked. */
-function newKeyClaimOf(lead: LeadingStatement): NewKeyClaim {
-  return {
-    get state() {
-      switch (lead.state) {
-        case 'waiting':
-        case 'dropped':
-          return 'unsent';
-        case 'done':
-          return 'held';
-        case 'failed':
-          return (lead.error as { code?: unknown } | undefined)?.code === KEY_NOT_NEW ? 'not_new' : 'failed';
-      }
-    },
-    get error() {
-      return lead.error;
-    },
-  };
 }
 
 function keyOf(ref: IdempotencyKeyRef): [string, string, string] {

@@ -19,7 +19,7 @@ import {
   type IdempotencyModuleOptions,
   type IdempotencyScope,
 } from './idempotency.options';
-import { IdempotentExecutor } from './idempotency-protocol';
+import { IdempotentExecutor } from './idempotent-executor';
 import { OPERATOR_TENANT_ID } from './idempotency-record';
 import {
   IDEMPOTENT_ROUTE,

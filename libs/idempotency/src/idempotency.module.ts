@@ -1,7 +1,6 @@
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
-import { DataSource } from 'typeorm';
-import { autocommitSql, clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
+import { DatabasePool, TransactionHost, type PgTransactionalAdapter } from '@ledgerkey/database';
+import { clsProtocolPorts } from './cls-transactions';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 import {
   IDEMPOTENCY_OBSERVER,
@@ -9,11 +8,11 @@ import {
   type IdempotencyObserver,
 } from './idempotency.observer';
 import { IDEMPOTENCY_OPTIONS, type IdempotencyModuleOptions } from './idempotency.options';
-import { IdempotencyProtocol, IdempotentExecutor, UnkeyedExecutor } from './idempotency-protocol';
-import { IdempotencyRecordRepository } from './idempotency-record.repository';
+import { IdempotencyProtocol } from './idempotency-protocol';
+import { IdempotentExecutor, UnkeyedExecutor } from './idempotent-executor';
 import { ReplayCache } from './replay-cache';
 
-type ClsTransactionHost = TransactionHost<TypeOrmTransactionalAdapter>;
+type ClsTransactionHost = TransactionHost<PgTransactionalAdapter>;
 
 /**
  * Wires the framework-free protocol to Nest: nestjs-cls transactions, the SQL record store, and
@@ -78,19 +77,19 @@ type ExecutorOptions = Pick<
 function executorProvider(): Provider {
   return {
     provide: IdempotentExecutor,
-    inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, TransactionHost, DataSource],
+    inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, TransactionHost, DatabasePool],
     useFactory: (
       resolved: ExecutorOptions,
       observer: IdempotencyObserver,
       txHost: ClsTransactionHost,
-      dataSource: DataSource,
+      pool: DatabasePool,
     ): IdempotentExecutor => {
-      const transactions = clsTransactionRunner(txHost);
+      const { transactions, records } = clsProtocolPorts(txHost, pool);
       if (resolved.benchmarkBypass === true) return new UnkeyedExecutor(transactions);
       return new IdempotencyProtocol({
         ttlSeconds: resolved.ttlSeconds,
         transactions,
-        records: new IdempotencyRecordRepository(clsTransactionalSql(txHost), autocommitSql(dataSource)),
+        records,
         classifier: resolved.classifier,
         clock: resolved.clock,
         sealer: resolved.sealer,

@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import type { IdempotentOperation } from './idempotency-protocol';
+import type { IdempotentOperation } from './idempotent-executor';
 
 /** Metadata key under which `@Idempotent` stores its options on the route handler. */
 export const IDEMPOTENT_ROUTE = Symbol('IDEMPOTENT_ROUTE');

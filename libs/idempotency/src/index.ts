@@ -1,20 +1,20 @@
 // The protocol (framework-free)
+export { IdempotencyProtocol } from './idempotency-protocol';
+export type { IdempotencyProtocolOptions } from './idempotency-protocol';
 export {
-  IdempotencyProtocol,
   IdempotentExecutor,
   UnkeyedExecutor,
   JSON_CONTENT_TYPE,
   PENDING_STATUS,
-  RecoveryPoints,
-} from './idempotency-protocol';
+} from './idempotent-executor';
 export type {
   ExternalCall,
-  IdempotencyProtocolOptions,
   IdempotentAnswer,
   IdempotentCall,
   IdempotentOperation,
   KnownRequest,
-} from './idempotency-protocol';
+} from './idempotent-executor';
+export { RecoveryPoints } from './external-effect';
 export type {
   EffectAttempt,
   EffectResult,

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import etag from 'etag';
 import type { RecordedResponse } from './idempotency-record';
-import { JSON_CONTENT_TYPE } from './idempotency-protocol';
+import { JSON_CONTENT_TYPE } from './idempotent-executor';
 
 /**
  * Writes an answer of the idempotency layer — a first execution or a replay, success or stored

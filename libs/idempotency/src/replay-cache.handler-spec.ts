@@ -3,13 +3,14 @@ import { startHandlerContext, type HandlerContext } from '../../../test/support/
 import { anIdempotentCall, type IdempotentCallBuilder } from '../../../test/support/idempotent-call.builder';
 import { TEST_SEALER } from '../../../test/support/test-sealer';
 import { TestClock } from '../../../test/support/test-clock';
-import { DataSource } from 'typeorm';
-import { autocommitSql, clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
+import { DatabasePool } from '@ledgerkey/database';
+import { clsTransactionalSql, clsTransactionRunner } from './cls-transactions';
 import { IdempotencyKeyReusedError } from './idempotency.errors';
 import type { ExternalEffect } from './external-effect';
 import type { IdempotencyOutcome } from './idempotency.observer';
 import type { OutcomeClassifier } from './idempotency-ports';
-import { IdempotencyProtocol, type IdempotentAnswer } from './idempotency-protocol';
+import { IdempotencyProtocol } from './idempotency-protocol';
+import type { IdempotentAnswer } from './idempotent-executor';
 import type { FinishedRecord, IdempotencyKeyRef } from './idempotency-record';
 import { IdempotencyRecordRepository } from './idempotency-record.repository';
 import { ReplayCache } from './replay-cache';
@@ -77,7 +78,7 @@ beforeAll(async () => {
     CREATE CONSTRAINT TRIGGER ${EFFECTS}_refuse AFTER INSERT ON ${EFFECTS}
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${EFFECTS}_refuse()`);
   const transactions = clsTransactionRunner(ctx.txHost);
-  const dataSource = ctx.app.get(DataSource);
+  const pool = ctx.app.get(DatabasePool);
   // A whole second: the expiry a first answer announces is then exactly the stored one.
   clock = new TestClock(new Date(Math.floor(Date.now() / 1000) * 1000));
   const options = {
@@ -91,12 +92,12 @@ beforeAll(async () => {
       purged: () => undefined,
     },
   };
-  cachedRecords = new CountingRepository(clsTransactionalSql(ctx.txHost), autocommitSql(dataSource));
+  cachedRecords = new CountingRepository(clsTransactionalSql(ctx.txHost), pool);
   cache = new ReplayCache({ maxEntries: 1000, maxBytes: 1 << 24 });
   cached = new IdempotencyProtocol({ ...options, records: cachedRecords, replayCache: cache });
   uncached = new IdempotencyProtocol({
     ...options,
-    records: new IdempotencyRecordRepository(clsTransactionalSql(ctx.txHost), autocommitSql(dataSource)),
+    records: new IdempotencyRecordRepository(clsTransactionalSql(ctx.txHost), pool),
   });
 });
 

@@ -9,7 +9,7 @@ import {
   TenantReader,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import { balancedLines, type JournalEntryDraft } from './journal-entry';
 import type {
@@ -62,7 +62,7 @@ const JOURNAL_ENTRIES = new TenantReader('journal_entries', 'e', SELECT_ENTRY, [
 @Injectable()
 export class JournalRepository {
   constructor(
-    private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>,
+    private readonly txHost: TransactionHost<PgTransactionalAdapter>,
     private readonly writes: DeferredWrites,
   ) {}
 
@@ -129,9 +129,13 @@ export class JournalRepository {
    * numeric: exact) and returned as text, never through a JS number.
    */
   async trialBalance(companyId: string): Promise<TrialBalanceView> {
-    const rows = await this.txHost.tx.query<
-      Array<{ account: string | null; currency: string; debit: string; credit: string; balance: string }>
-    >(
+    const rows = await this.txHost.tx.query<{
+      account: string | null;
+      currency: string;
+      debit: string;
+      credit: string;
+      balance: string;
+    }>(
       // GROUPING SETS: the per-currency totals (account NULL) from the same scan as the rows.
       `SELECT e.currency, l.account, sum(l.debit)::text AS debit, sum(l.credit)::text AS credit,
               (sum(l.debit) - sum(l.credit))::text AS balance

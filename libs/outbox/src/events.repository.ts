@@ -6,7 +6,7 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
   type KeysetSource,
   keysetPage,
   type Page,
@@ -89,7 +89,7 @@ function appendEventWrite(
 @Injectable()
 export class EventsRepository {
   constructor(
-    private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>,
+    private readonly txHost: TransactionHost<PgTransactionalAdapter>,
     private readonly writes: DeferredWrites,
   ) {}
 
@@ -150,7 +150,7 @@ export class EventsRepository {
   }
 
   async findById(companyId: string, eventId: string): Promise<EventView | null> {
-    const rows = await this.txHost.tx.query<EventRow[]>(
+    const rows = await this.txHost.tx.query<EventRow>(
       `SELECT id, type, data, created_at FROM events WHERE company_id = $1 AND id = $2`,
       [companyId, eventId],
     );

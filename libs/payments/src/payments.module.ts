@@ -27,7 +27,7 @@ import { SandboxPaymentProvider } from './sandbox/sandbox-payment-provider';
  * Payments through the payment provider: the create use case (run by the idempotency protocol as
  * an external effect), queries, the recovery, the provider's events (refunds, payouts as
  * settlements) and reconciliation, with their tasks (registered in the process's JobRegistry).
- * Needs the DataSource, nestjs-cls and a global `IdempotentExecutor` (IdempotencyModule).
+ * Needs the DatabaseModule, nestjs-cls and a global `IdempotentExecutor` (IdempotencyModule).
  */
 @Module({})
 export class PaymentsModule {

@@ -4,7 +4,7 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { Company } from './company';
 import { type CompanyProfile, storedProfileOf } from './company-profile/company-profile';
@@ -56,7 +56,7 @@ function profileParameters(profile: CompanyProfile): Array<string | null> {
 
 @Injectable()
 export class CompaniesRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   @Transactional(Propagation.Mandatory)
   async insert(company: Omit<Company, 'id'>, profile: CompanyProfile): Promise<Company> {
@@ -77,7 +77,7 @@ export class CompaniesRepository {
   async findProfile(companyId: string): Promise<CompanyProfile | null> {
     // company_seller() (migration 1767200000000) also gives documents their seller snapshot
     // inside their INSERT: one definition of the profile's defaults.
-    const rows = await this.txHost.tx.query<Array<{ seller: CompanyProfile | null }>>(
+    const rows = await this.txHost.tx.query<{ seller: CompanyProfile | null }>(
       `SELECT company_seller($1) AS seller`,
       [companyId],
     );
@@ -96,7 +96,7 @@ export class CompaniesRepository {
   }
 
   async findById(companyId: string): Promise<Company | null> {
-    const rows = await this.txHost.tx.query<CompanyRow[]>(
+    const rows = await this.txHost.tx.query<CompanyRow>(
       `SELECT id, name, country_code, currency FROM companies WHERE id = $1`,
       [companyId],
     );
@@ -105,7 +105,7 @@ export class CompaniesRepository {
 
   /** Every company, oldest first (operators' CLI). */
   async list(): Promise<CompanyListItem[]> {
-    const rows = await this.txHost.tx.query<Array<CompanyRow & { created_at: Date; active_keys: number }>>(
+    const rows = await this.txHost.tx.query<CompanyRow & { created_at: Date; active_keys: number }>(
       `SELECT c.id, c.name, c.country_code, c.currency, c.created_at,
               (SELECT count(*)::int FROM api_keys k WHERE k.company_id = c.id AND k.revoked_at IS NULL) AS active_keys
          FROM companies c
@@ -119,7 +119,7 @@ export class CompaniesRepository {
   }
 
   async exists(): Promise<boolean> {
-    const rows = await this.txHost.tx.query<unknown[]>(`SELECT 1 FROM companies LIMIT 1`);
+    const rows = await this.txHost.tx.query<unknown>(`SELECT 1 FROM companies LIMIT 1`);
     return rows.length > 0;
   }
 }

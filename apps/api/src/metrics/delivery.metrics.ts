@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { DatabasePool } from '@ledgerkey/database';
 import {
   countDeliveryAttempts,
   DELIVERY_ATTEMPT_RESULTS,
@@ -6,7 +7,6 @@ import {
   type DeliveryBacklog,
 } from '@ledgerkey/webhooks';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { DataSource } from 'typeorm';
 
 /**
  * Event delivery figures, read from the database at scrape time. They are the same for every
@@ -18,19 +18,18 @@ export class DeliveryMetrics {
   private readonly logger = new Logger('Metrics');
   private pendingBacklog: Promise<DeliveryBacklog> | undefined;
 
-  constructor(registry: Registry, dataSource: DataSource) {
+  constructor(registry: Registry, pool: DatabasePool) {
     const undelivered: Gauge = new Gauge({
       name: 'ledgerkey_outbox_undelivered_events',
       help: 'Events not yet delivered: a webhook delivery still pending.',
       registers: [registry],
-      collect: () => this.refresh(undelivered, this.backlogOf(dataSource), (b) => undelivered.set(b.events)),
+      collect: () => this.refresh(undelivered, this.backlogOf(pool), (b) => undelivered.set(b.events)),
     });
     const oldestAge: Gauge = new Gauge({
       name: 'ledgerkey_outbox_oldest_undelivered_event_age_seconds',
       help: 'Age of the oldest undelivered event, in seconds (0 when every event is delivered).',
       registers: [registry],
-      collect: () =>
-        this.refresh(oldestAge, this.backlogOf(dataSource), (b) => oldestAge.set(b.oldestAgeSeconds)),
+      collect: () => this.refresh(oldestAge, this.backlogOf(pool), (b) => oldestAge.set(b.oldestAgeSeconds)),
     });
     const attempts: Counter<'result'> = new Counter({
       name: 'ledgerkey_webhook_delivery_attempts_total',
@@ -38,7 +37,7 @@ export class DeliveryMetrics {
       labelNames: ['result'],
       registers: [registry],
       collect: () =>
-        this.refresh(attempts, countDeliveryAttempts(dataSource), (counts) => {
+        this.refresh(attempts, countDeliveryAttempts(pool), (counts) => {
           attempts.reset();
           for (const result of DELIVERY_ATTEMPT_RESULTS) attempts.inc({ result }, counts[result]);
         }),
@@ -46,8 +45,8 @@ export class DeliveryMetrics {
   }
 
   /** Both backlog gauges come from one query per scrape (prom-client collects them concurrently). */
-  private backlogOf(dataSource: DataSource): Promise<DeliveryBacklog> {
-    this.pendingBacklog ??= readDeliveryBacklog(dataSource).finally(() => {
+  private backlogOf(pool: DatabasePool): Promise<DeliveryBacklog> {
+    this.pendingBacklog ??= readDeliveryBacklog(pool).finally(() => {
       this.pendingBacklog = undefined;
     });
     return this.pendingBacklog;

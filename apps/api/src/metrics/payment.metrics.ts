@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { DatabasePool } from '@ledgerkey/database';
 import { readUnfinishedOperations, type UnfinishedOperations } from '@ledgerkey/idempotency';
 import {
   DISCREPANCY_KINDS,
@@ -13,7 +14,6 @@ import {
   type ProviderCallOutcome,
 } from '@ledgerkey/payments';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { DataSource } from 'typeorm';
 
 /**
  * Payments: provider calls by outcome with their latency and recoveries by result (this process's,
@@ -29,7 +29,7 @@ export class PaymentMetrics implements PaymentsObserver {
   private discrepancyReading: Promise<OpenDiscrepancies[]> | undefined;
   private pendingReading: Promise<UnfinishedOperations[]> | undefined;
 
-  constructor(registry: Registry, dataSource: DataSource) {
+  constructor(registry: Registry, pool: DatabasePool) {
     this.calls = new Histogram({
       name: 'ledgerkey_payment_provider_call_duration_seconds',
       help:
@@ -65,7 +65,7 @@ export class PaymentMetrics implements PaymentsObserver {
       labelNames: ['kind'],
       registers: [registry],
       collect: () =>
-        this.refreshDiscrepancies(open, dataSource, (rows) => {
+        this.refreshDiscrepancies(open, pool, (rows) => {
           open.reset();
           for (const kind of DISCREPANCY_KINDS) open.set({ kind }, 0);
           for (const row of rows) open.set({ kind: row.kind }, row.count);
@@ -76,7 +76,7 @@ export class PaymentMetrics implements PaymentsObserver {
       help: 'Age of the oldest discrepancy still needing review, since a run first found it (0 when none).',
       registers: [registry],
       collect: () =>
-        this.refreshDiscrepancies(oldestOpen, dataSource, (rows) => {
+        this.refreshDiscrepancies(oldestOpen, pool, (rows) => {
           oldestOpen.set(rows.reduce((oldest, row) => Math.max(oldest, row.oldestAgeSeconds), 0));
         }),
     });
@@ -89,7 +89,7 @@ export class PaymentMetrics implements PaymentsObserver {
       labelNames: ['operation', 'state', 'age'],
       registers: [registry],
       collect: () =>
-        this.refresh(unfinished, dataSource, (rows) => {
+        this.refresh(unfinished, pool, (rows) => {
           unfinished.reset();
           for (const row of rows)
             unfinished.set({ operation: row.operation, state: row.state, age: row.age }, row.count);
@@ -101,7 +101,7 @@ export class PaymentMetrics implements PaymentsObserver {
       labelNames: ['operation'],
       registers: [registry],
       collect: () =>
-        this.refresh(oldest, dataSource, (rows) => {
+        this.refresh(oldest, pool, (rows) => {
           oldest.reset();
           const ages = new Map<string, number>();
           for (const row of rows)
@@ -126,10 +126,10 @@ export class PaymentMetrics implements PaymentsObserver {
   /** Both discrepancy gauges come from one query per scrape. */
   private async refreshDiscrepancies(
     metric: Gauge<'kind'> | Gauge,
-    dataSource: DataSource,
+    pool: DatabasePool,
     apply: (rows: OpenDiscrepancies[]) => void,
   ): Promise<void> {
-    this.discrepancyReading ??= readOpenDiscrepancies(dataSource).finally(() => {
+    this.discrepancyReading ??= readOpenDiscrepancies(pool).finally(() => {
       this.discrepancyReading = undefined;
     });
     try {
@@ -143,10 +143,10 @@ export class PaymentMetrics implements PaymentsObserver {
   /** Both gauges come from one query per scrape (prom-client collects them concurrently). */
   private async refresh(
     metric: Gauge<'operation' | 'state' | 'age'> | Gauge<'operation'>,
-    dataSource: DataSource,
+    pool: DatabasePool,
     apply: (rows: UnfinishedOperations[]) => void,
   ): Promise<void> {
-    this.pendingReading ??= readUnfinishedOperations(dataSource).finally(() => {
+    this.pendingReading ??= readUnfinishedOperations(pool).finally(() => {
       this.pendingReading = undefined;
     });
     try {

@@ -6,7 +6,7 @@ import {
   TenantReader,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { DepreciationChargeView, DepreciationRunView } from './depreciation-run.view';
 
@@ -57,7 +57,7 @@ export interface DepreciationCharge extends DepreciationChargeView {
 /** Depreciation runs and their charges, of one company. */
 @Injectable()
 export class DepreciationRunsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /**
    * Serializes the company's depreciation runs and asset creations until COMMIT: a run sees
@@ -73,7 +73,7 @@ export class DepreciationRunsRepository {
   }
 
   async findIdByPeriod(companyId: string, period: string): Promise<string | null> {
-    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+    const rows = await this.txHost.tx.query<{ id: string }>(
       `SELECT id FROM depreciation_runs WHERE company_id = $1 AND period = $2::date`,
       [companyId, `${period}-01`],
     );
@@ -82,7 +82,7 @@ export class DepreciationRunsRepository {
 
   /** The latest period depreciated, YYYY-MM, or null before the first run. */
   async lastPeriod(companyId: string): Promise<string | null> {
-    const rows = await this.txHost.tx.query<Array<{ period: string | null }>>(
+    const rows = await this.txHost.tx.query<{ period: string | null }>(
       `SELECT to_char(max(period), 'YYYY-MM') AS period FROM depreciation_runs WHERE company_id = $1`,
       [companyId],
     );
@@ -96,7 +96,7 @@ export class DepreciationRunsRepository {
    */
   @Transactional(Propagation.Mandatory)
   async insert(companyId: string, run: DepreciationRunView, charges: DepreciationCharge[]): Promise<boolean> {
-    const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
+    const rows = await this.txHost.tx.query<{ inserted: number }>(
       `WITH run AS (
          INSERT INTO depreciation_runs (company_id, id, period, currency, total_amount, created_at)
          VALUES ($1, $2, $3::date, $4, $5, $6)

@@ -6,7 +6,7 @@ import {
   TenantReader,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import { endMonth, monthlyDepreciation } from '../straight-line';
 import type { FixedAssetView } from './fixed-asset.view';
@@ -82,7 +82,7 @@ const ASSETS = new TenantReader('fixed_assets', 'a', SELECT_ASSET, ['created_at'
 /** Fixed assets of one company. Every method takes the company id first. */
 @Injectable()
 export class FixedAssetsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   findById(companyId: string, assetId: string): Promise<FixedAssetView | null> {
     return ASSETS.findById(this.txHost.tx, companyId, assetId);
@@ -118,7 +118,7 @@ export class FixedAssetsRepository {
    */
   @Transactional(Propagation.Mandatory)
   async activeIn(companyId: string, month: string): Promise<FixedAsset[]> {
-    const rows = await this.txHost.tx.query<AssetRow[]>(
+    const rows = await this.txHost.tx.query<AssetRow>(
       `${SELECT_ASSET}
         WHERE a.company_id = $1
           AND a.start_month <= $2::date

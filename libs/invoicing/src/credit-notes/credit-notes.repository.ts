@@ -8,7 +8,7 @@ import {
   TenantReader,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import {
   insertLinesSql,
@@ -84,7 +84,7 @@ export interface CreditNoteListFilter {
 /** Credit notes of one company. Every method takes the company id first. */
 @Injectable()
 export class CreditNotesRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   findById(companyId: string, creditNoteId: string): Promise<CreditNoteView | null> {
     return CREDIT_NOTES.findById(this.txHost.tx, companyId, creditNoteId);
@@ -111,7 +111,7 @@ export class CreditNotesRepository {
    */
   @Transactional(Propagation.Mandatory)
   async creditedByRate(companyId: string, invoiceId: string): Promise<Map<string, CreditedAtRate>> {
-    const rows = await this.txHost.tx.query<Array<{ vat_rate: string; net: string; vat: string }>>(
+    const rows = await this.txHost.tx.query<{ vat_rate: string; net: string; vat: string }>(
       `SELECT b->>'vatRate' AS vat_rate, sum((b->>'netAmount')::bigint)::text AS net,
               sum((b->>'vatAmount')::bigint)::text AS vat
          FROM credit_notes c, jsonb_array_elements(c.vat_breakdown) AS b
@@ -129,7 +129,7 @@ export class CreditNotesRepository {
    */
   @Transactional(Propagation.Mandatory)
   async insert(companyId: string, note: Omit<CreditNoteView, 'seller'>): Promise<CompanyProfile> {
-    const [row] = await this.txHost.tx.query<Array<{ seller: CompanyProfile }>>(
+    const [row] = await this.txHost.tx.query<{ seller: CompanyProfile }>(
       `WITH note AS (
          INSERT INTO credit_notes (id, company_id, invoice_id, series, sequence, number, reason, memo,
                                    currency, vat_breakdown, net_total, vat_total, gross_total, created_at,

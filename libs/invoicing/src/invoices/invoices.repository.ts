@@ -9,7 +9,7 @@ import {
   TenantReader,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import {
   insertLinesSql,
@@ -130,7 +130,7 @@ const INVOICES = new TenantReader('invoices', 'i', SELECT_INVOICE, ['series', 's
 /** Invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class InvoicesRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   findById(companyId: string, invoiceId: string): Promise<InvoiceView | null> {
     return INVOICES.findById(this.txHost.tx, companyId, invoiceId);
@@ -154,9 +154,7 @@ export class InvoicesRepository {
    */
   @Transactional(Propagation.Mandatory)
   async insert(companyId: string, invoice: InvoiceDraft): Promise<IssuedInvoiceNumber | null> {
-    const rows = await this.txHost.tx.query<
-      Array<{ sequence: string; number: string; seller: CompanyProfile }>
-    >(
+    const rows = await this.txHost.tx.query<{ sequence: string; number: string; seller: CompanyProfile }>(
       `WITH next AS (
          ${nextSequenceValueSql('$2', `'invoice'`, '$3')}
        ), invoice AS (
@@ -202,7 +200,7 @@ export class InvoicesRepository {
    */
   @Transactional(Propagation.Mandatory)
   async lockForUpdate(companyId: string, invoiceIds: readonly string[]): Promise<LockedInvoice[]> {
-    const rows = await this.txHost.tx.query<LockedInvoiceRow[]>(
+    const rows = await this.txHost.tx.query<LockedInvoiceRow>(
       `SELECT id, number, currency, vat_breakdown, gross_total, credited_total, paid_total
          FROM invoices
         WHERE company_id = $1 AND id = ANY($2::uuid[])
@@ -233,7 +231,7 @@ export class InvoicesRepository {
     companyId: string,
     invoiceIds: readonly string[],
   ): Promise<Map<string, number>> {
-    const rows = await this.txHost.tx.query<Array<{ invoice_id: string; total: string }>>(
+    const rows = await this.txHost.tx.query<{ invoice_id: string; total: string }>(
       `SELECT invoice_id, sum(amount)::text AS total FROM payments
         WHERE company_id = $1 AND invoice_id = ANY($2::uuid[]) AND status = 'processing'
         GROUP BY invoice_id`,
@@ -257,7 +255,7 @@ export class InvoicesRepository {
   }
 
   async findIdByOrder(companyId: string, orderId: string): Promise<string | null> {
-    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+    const rows = await this.txHost.tx.query<{ id: string }>(
       `SELECT id FROM invoices WHERE company_id = $1 AND order_id = $2`,
       [companyId, orderId],
     );

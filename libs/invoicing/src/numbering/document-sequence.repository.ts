@@ -3,13 +3,13 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { DocumentType } from './document-number';
 
 @Injectable()
 export class DocumentSequenceRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /**
    * Takes the next number of a (company, document type, series) sequence. Gapless because it
@@ -20,10 +20,11 @@ export class DocumentSequenceRepository {
    */
   @Transactional(Propagation.Mandatory)
   async next(companyId: string, documentType: DocumentType, series: string): Promise<number> {
-    const [row] = await this.txHost.tx.query<Array<{ last_value: string }>>(
-      nextSequenceValueSql('$1', '$2', '$3'),
-      [companyId, documentType, series],
-    );
+    const [row] = await this.txHost.tx.query<{ last_value: string }>(nextSequenceValueSql('$1', '$2', '$3'), [
+      companyId,
+      documentType,
+      series,
+    ]);
     return Number(row.last_value);
   }
 }

@@ -8,7 +8,7 @@ import {
   TenantReader,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { SettlementSource, SettlementView } from './settlement.view';
 
@@ -71,7 +71,7 @@ export interface SettlementListFilter {
 /** Settlements of provider payouts, per company. Every method takes the company id first. */
 @Injectable()
 export class SettlementsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   findById(companyId: string, settlementId: string): Promise<SettlementView | null> {
     return SETTLEMENTS.findById(this.txHost.tx, companyId, settlementId);
@@ -100,7 +100,7 @@ export class SettlementsRepository {
    */
   @Transactional(Propagation.Mandatory)
   async insert(companyId: string, settlement: SettlementView): Promise<boolean> {
-    const rows = await this.txHost.tx.query<Array<{ inserted: number }>>(
+    const rows = await this.txHost.tx.query<{ inserted: number }>(
       `WITH settlement AS (
          INSERT INTO settlements (id, company_id, payout_id, currency, paid_at, fee_amount, allocated_total,
                                   created_at, source, metadata)
@@ -133,7 +133,7 @@ export class SettlementsRepository {
   }
 
   async importedPaidBetween(companyId: string, from: Date, to: Date): Promise<SettlementView[]> {
-    const rows = await this.txHost.tx.query<SettlementRow[]>(
+    const rows = await this.txHost.tx.query<SettlementRow>(
       `${SELECT_SETTLEMENT}
         WHERE s.company_id = $1 AND s.source = 'provider' AND s.paid_at >= $2 AND s.paid_at < $3
         ORDER BY s.paid_at, s.id`,
@@ -143,7 +143,7 @@ export class SettlementsRepository {
   }
 
   async findIdByPayout(companyId: string, payoutId: string): Promise<string | null> {
-    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+    const rows = await this.txHost.tx.query<{ id: string }>(
       `SELECT id FROM settlements WHERE company_id = $1 AND payout_id = $2`,
       [companyId, payoutId],
     );

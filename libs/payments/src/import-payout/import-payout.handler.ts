@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { TransactionHost, type PgTransactionalAdapter } from '@ledgerkey/database';
 import { PayoutAlreadySettledError, RecordSettlementHandler, SettlementQueries } from '@ledgerkey/invoicing';
 import type { PaymentView } from '../payments/payment.view';
 import { PaymentsRepository } from '../payments/payments.repository';
@@ -30,7 +30,7 @@ export class ImportPayoutHandler {
   private readonly logger = new Logger('Payouts');
 
   constructor(
-    private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>,
+    private readonly txHost: TransactionHost<PgTransactionalAdapter>,
     private readonly payments: PaymentsRepository,
     private readonly settlements: RecordSettlementHandler,
     private readonly settlementQueries: SettlementQueries,

@@ -9,7 +9,7 @@ import {
   TenantReader,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { PaymentStatus, PaymentView } from './payment.view';
 
@@ -75,7 +75,7 @@ export interface PaymentListFilter {
 /** Payments of one company. Every method takes the company id first. */
 @Injectable()
 export class PaymentsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   findById(companyId: string, paymentId: string): Promise<PaymentView | null> {
     return PAYMENTS.findById(this.txHost.tx, companyId, paymentId);
@@ -96,7 +96,7 @@ export class PaymentsRepository {
    * has at most one.
    */
   async findProcessingByKey(companyId: string, idempotencyKey: string): Promise<StoredPayment | null> {
-    const rows = await this.txHost.tx.query<PaymentRow[]>(
+    const rows = await this.txHost.tx.query<PaymentRow>(
       `${SELECT_PAYMENT} WHERE p.company_id = $1 AND p.idempotency_key = $2 AND p.status = 'processing'`,
       [companyId, idempotencyKey],
     );
@@ -112,7 +112,7 @@ export class PaymentsRepository {
     provider: string,
     reference: string,
   ): Promise<{ payment: PaymentView; idempotencyKey: string } | null> {
-    const rows = await this.txHost.tx.query<Array<PaymentRow & { idempotency_key: string }>>(
+    const rows = await this.txHost.tx.query<PaymentRow & { idempotency_key: string }>(
       `${SELECT_PAYMENT.replace('p.updated_at', 'p.updated_at, p.idempotency_key')}
         WHERE p.company_id = $1 AND p.provider = $2 AND p.provider_reference = $3`,
       [companyId, provider, reference],
@@ -126,7 +126,7 @@ export class PaymentsRepository {
     provider: string,
     chargeIds: readonly string[],
   ): Promise<PaymentView[]> {
-    const rows = await this.txHost.tx.query<PaymentRow[]>(
+    const rows = await this.txHost.tx.query<PaymentRow>(
       `${SELECT_PAYMENT} WHERE p.company_id = $1 AND p.provider = $2 AND p.provider_charge_id = ANY($3::text[])`,
       [companyId, provider, chargeIds],
     );
@@ -135,7 +135,7 @@ export class PaymentsRepository {
 
   /** Payments created in [from, to), oldest first (reconciliation). */
   async createdBetween(companyId: string, provider: string, from: Date, to: Date): Promise<PaymentView[]> {
-    const rows = await this.txHost.tx.query<PaymentRow[]>(
+    const rows = await this.txHost.tx.query<PaymentRow>(
       `${SELECT_PAYMENT}
         WHERE p.company_id = $1 AND p.provider = $2 AND p.created_at >= $3 AND p.created_at < $4
         ORDER BY p.created_at, p.id`,
@@ -150,7 +150,7 @@ export class PaymentsRepository {
    */
   @Transactional(Propagation.Mandatory)
   async processingTotal(companyId: string, invoiceId: string): Promise<number> {
-    const [row] = await this.txHost.tx.query<Array<{ total: string }>>(
+    const [row] = await this.txHost.tx.query<{ total: string }>(
       `SELECT coalesce(sum(amount), 0)::text AS total FROM payments
         WHERE company_id = $1 AND invoice_id = $2 AND status = 'processing'`,
       [companyId, invoiceId],
@@ -202,7 +202,7 @@ export class PaymentsRepository {
     outcome: PaymentOutcome,
     at: Date,
   ): Promise<PaymentView | null> {
-    const rows = await this.txHost.tx.query<PaymentRow[]>(
+    const rows = await this.txHost.tx.query<PaymentRow>(
       `WITH changed AS (
          UPDATE payments
             SET status = $3, failure_code = $4, provider_charge_id = $5,

@@ -3,7 +3,7 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { ProviderEvent } from '../provider-objects';
 
@@ -20,15 +20,15 @@ export interface ParkedProviderEvent {
 /** Provider events, per company and provider, by the provider's event id. */
 @Injectable()
 export class ProviderEventsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   async companyExists(companyId: string): Promise<boolean> {
-    const rows = await this.txHost.tx.query<unknown[]>(`SELECT 1 FROM companies WHERE id = $1`, [companyId]);
+    const rows = await this.txHost.tx.query<unknown>(`SELECT 1 FROM companies WHERE id = $1`, [companyId]);
     return rows.length === 1;
   }
 
   async statusOf(companyId: string, provider: string, eventId: string): Promise<ProviderEventStatus | null> {
-    const rows = await this.txHost.tx.query<Array<{ status: ProviderEventStatus }>>(
+    const rows = await this.txHost.tx.query<{ status: ProviderEventStatus }>(
       `SELECT status FROM provider_events WHERE company_id = $1 AND provider = $2 AND event_id = $3`,
       [companyId, provider, eventId],
     );
@@ -49,7 +49,7 @@ export class ProviderEventsRepository {
     status: 'applied' | 'ignored',
     reason: string | null,
   ): Promise<boolean> {
-    const rows = await this.txHost.tx.query<unknown[]>(
+    const rows = await this.txHost.tx.query<unknown>(
       `INSERT INTO provider_events (company_id, provider, event_id, type, status, reason, payload, received_at,
                                     applied_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, now(), CASE WHEN $5 = 'applied' THEN now() END)
@@ -77,7 +77,7 @@ export class ProviderEventsRepository {
     reason: string,
     retryAt: Date,
   ): Promise<boolean> {
-    const rows = await this.txHost.tx.query<unknown[]>(
+    const rows = await this.txHost.tx.query<unknown>(
       `INSERT INTO provider_events (company_id, provider, event_id, type, status, reason, payload, received_at,
                                     attempts, next_attempt_at)
        VALUES ($1, $2, $3, $4, 'parked', $5, $6, now(), 1, $7)
@@ -92,7 +92,7 @@ export class ProviderEventsRepository {
   }
 
   async attemptsOf(companyId: string, provider: string, eventId: string): Promise<number> {
-    const rows = await this.txHost.tx.query<Array<{ attempts: number }>>(
+    const rows = await this.txHost.tx.query<{ attempts: number }>(
       `SELECT attempts FROM provider_events WHERE company_id = $1 AND provider = $2 AND event_id = $3`,
       [companyId, provider, eventId],
     );
@@ -102,9 +102,12 @@ export class ProviderEventsRepository {
   /** Parked events due for another try, across companies (the worker's), oldest due first. */
   async dueParked(limit: number): Promise<ParkedProviderEvent[]> {
     // ix_provider_events_parked: only parked rows.
-    const rows = await this.txHost.tx.query<
-      Array<{ company_id: string; provider: string; payload: ProviderEvent; attempts: number }>
-    >(
+    const rows = await this.txHost.tx.query<{
+      company_id: string;
+      provider: string;
+      payload: ProviderEvent;
+      attempts: number;
+    }>(
       `SELECT company_id, provider, payload, attempts FROM provider_events
         WHERE status = 'parked' AND next_attempt_at <= now()
         ORDER BY next_attempt_at LIMIT $1`,

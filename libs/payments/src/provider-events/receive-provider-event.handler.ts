@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { TransactionHost, type PgTransactionalAdapter } from '@ledgerkey/database';
 import { BookRefundsHandler, refundExcess } from '../book-refunds/book-refunds.handler';
 import { CompletePaymentHandler } from '../complete-payment/complete-payment.handler';
 import { ImportPayoutHandler } from '../import-payout/import-payout.handler';
@@ -79,7 +79,7 @@ export class ReceiveProviderEventHandler {
   private readonly observer: PaymentsObserver;
 
   constructor(
-    private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>,
+    private readonly txHost: TransactionHost<PgTransactionalAdapter>,
     private readonly events: ProviderEventsRepository,
     private readonly payments: PaymentsRepository,
     private readonly completePayment: CompletePaymentHandler,

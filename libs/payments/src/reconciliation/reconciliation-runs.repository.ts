@@ -3,7 +3,8 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
+  type Sql,
 } from '@ledgerkey/database';
 import type {
   DiscrepancyKind,
@@ -93,10 +94,10 @@ export interface OpenDiscrepancies {
 /** Reconciliation runs of one company. Every method takes the company id first. */
 @Injectable()
 export class ReconciliationRunsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   async findById(companyId: string, runId: string): Promise<ReconciliationRunView | null> {
-    const rows = await this.txHost.tx.query<Array<RunRow & { counts: RunCounts | null }>>(
+    const rows = await this.txHost.tx.query<RunRow & { counts: RunCounts | null }>(
       `${SELECT_RUN} WHERE r.company_id = $1 AND r.id = $2`,
       [companyId, runId],
     );
@@ -105,7 +106,7 @@ export class ReconciliationRunsRepository {
 
   /** The running run the key started, or null (`uq_reconciliation_runs_company_running_key`). */
   async findRunningByKey(companyId: string, idempotencyKey: string): Promise<ReconciliationRunView | null> {
-    const rows = await this.txHost.tx.query<Array<RunRow & { counts: RunCounts | null }>>(
+    const rows = await this.txHost.tx.query<RunRow & { counts: RunCounts | null }>(
       `${SELECT_RUN} WHERE r.company_id = $1 AND r.idempotency_key = $2 AND r.status = 'running'`,
       [companyId, idempotencyKey],
     );
@@ -135,8 +136,7 @@ export class ReconciliationRunsRepository {
     discrepancies: Array<Omit<DiscrepancyView, 'firstSeenAt'>>,
     at: Date,
   ): Promise<boolean> {
-    const changed = await this.txHost.tx.query<unknown[]>(
-      // A CTE: TypeORM answers a bare UPDATE with [rows, count], a SELECT with its rows.
+    const changed = await this.txHost.tx.query<unknown>(
       `WITH changed AS (
          UPDATE reconciliation_runs SET status = 'completed', completed_at = $3, counts = $4
           WHERE company_id = $1 AND id = $2 AND status = 'running' RETURNING 1)
@@ -181,7 +181,7 @@ export class ReconciliationRunsRepository {
    * the worker's, like the recovery's).
    */
   async companiesActiveSince(since: Date): Promise<string[]> {
-    const rows = await this.txHost.tx.query<Array<{ company_id: string }>>(
+    const rows = await this.txHost.tx.query<{ company_id: string }>(
       `SELECT DISTINCT company_id FROM payments WHERE created_at >= $1`,
       [since],
     );
@@ -193,10 +193,8 @@ export class ReconciliationRunsRepository {
  * Needs-review discrepancies of each company's latest completed run, by kind, with the age of the
  * oldest (from when a run first found it). Across companies: for the metrics.
  */
-export async function readOpenDiscrepancies(db: {
-  query<T>(sql: string, values?: unknown[]): Promise<T>;
-}): Promise<OpenDiscrepancies[]> {
-  const rows = await db.query<Array<{ kind: DiscrepancyKind; count: string; oldest: string }>>(
+export async function readOpenDiscrepancies(db: Sql): Promise<OpenDiscrepancies[]> {
+  const rows = await db.query<{ kind: DiscrepancyKind; count: string; oldest: string }>(
     `WITH latest AS (
        SELECT DISTINCT ON (company_id) company_id, id FROM reconciliation_runs
         WHERE status = 'completed' ORDER BY company_id, completed_at DESC, id)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { TransactionHost, type PgTransactionalAdapter } from '@ledgerkey/database';
 import type {
   EffectResult,
   ExternalEffect,
@@ -64,7 +64,7 @@ export class RunReconciliationHandler {
   private readonly logger = new Logger('Reconciliation');
 
   constructor(
-    private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>,
+    private readonly txHost: TransactionHost<PgTransactionalAdapter>,
     private readonly runs: ReconciliationRunsRepository,
     private readonly payments: PaymentsRepository,
     private readonly refunds: RefundsRepository,

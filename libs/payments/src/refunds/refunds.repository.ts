@@ -3,7 +3,7 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { RefundView } from './refund.view';
 
@@ -40,7 +40,7 @@ function toView(row: RefundRow): RefundView {
 /** Refunds of payments, per company. Every method takes the company id first. */
 @Injectable()
 export class RefundsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /**
    * Books a provider refund once.
@@ -48,7 +48,7 @@ export class RefundsRepository {
    */
   @Transactional(Propagation.Mandatory)
   async insert(companyId: string, provider: string, refund: RefundView): Promise<boolean> {
-    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+    const rows = await this.txHost.tx.query<{ id: string }>(
       `INSERT INTO payment_refunds (company_id, id, payment_id, invoice_id, amount, currency, provider,
                                     provider_refund_id, provider_charge_id, refunded_at, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -74,7 +74,7 @@ export class RefundsRepository {
 
   /** The refunds of these payments, oldest first. */
   async ofPayments(companyId: string, paymentIds: readonly string[]): Promise<RefundView[]> {
-    const rows = await this.txHost.tx.query<RefundRow[]>(
+    const rows = await this.txHost.tx.query<RefundRow>(
       `SELECT ${COLUMNS} FROM payment_refunds
         WHERE company_id = $1 AND payment_id = ANY($2::uuid[]) ORDER BY created_at, id`,
       [companyId, paymentIds],

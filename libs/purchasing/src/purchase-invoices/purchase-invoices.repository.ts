@@ -9,7 +9,7 @@ import {
   TenantReader,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import {
   insertLinesSql,
@@ -92,7 +92,7 @@ function purchaseInvoiceConditions(filter: PurchaseInvoiceListFilter): ListCondi
 /** Purchase invoices of one company. Every method takes the company id first: no cross-tenant reads. */
 @Injectable()
 export class PurchaseInvoicesRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   findById(companyId: string, purchaseInvoiceId: string): Promise<PurchaseInvoiceView | null> {
     return PURCHASE_INVOICES.findById(this.txHost.tx, companyId, purchaseInvoiceId);
@@ -115,7 +115,7 @@ export class PurchaseInvoicesRepository {
    */
   @Transactional(Propagation.Mandatory)
   async claimDocument(companyId: string, document: SupplierDocument): Promise<string | null> {
-    const rows = await this.txHost.tx.query<Array<{ id: string | null }>>(
+    const rows = await this.txHost.tx.query<{ id: string | null }>(
       // One round trip: the function locks, then reads in a second statement with a fresh
       // snapshot, so it sees a document the previous holder of the lock committed. Holding the
       // lock to COMMIT makes a concurrent upload of this number wait, then see this one.

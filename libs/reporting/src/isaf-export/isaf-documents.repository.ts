@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { TransactionHost, type PgTransactionalAdapter } from '@ledgerkey/database';
 import { creditNoteDateBetween, DocumentDate } from '../document-dates';
 import type { ReportingPeriod } from '../reporting-period';
 
@@ -40,11 +40,11 @@ export interface PurchaseRow {
 /** The documents of a period as the i.SAF register lists them (read only). */
 @Injectable()
 export class IsafDocumentsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /** Invoices then credit notes dated in the period, each in number order. */
   sales(companyId: string, period: ReportingPeriod): Promise<SalesRow[]> {
-    return this.txHost.tx.query<SalesRow[]>(
+    return this.txHost.tx.query<SalesRow>(
       `SELECT 'invoice' AS kind, i.number, to_char(${DocumentDate.invoice}, 'YYYY-MM-DD') AS date, i.currency,
               i.customer, i.vat_breakdown, NULL AS invoice_number, NULL AS invoice_date
          FROM invoices i
@@ -61,7 +61,7 @@ export class IsafDocumentsRepository {
 
   /** Purchase invoices dated in the period, in the order they were recorded. */
   purchases(companyId: string, period: ReportingPeriod): Promise<PurchaseRow[]> {
-    return this.txHost.tx.query<PurchaseRow[]>(
+    return this.txHost.tx.query<PurchaseRow>(
       `SELECT p.document_number, to_char(${DocumentDate.purchaseInvoice}, 'YYYY-MM-DD') AS date,
               to_char((p.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS registration_date,
               p.currency, p.supplier, p.vat_breakdown

@@ -3,18 +3,18 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { IsafTaxCode } from './isaf-tax-codes';
 
 /** A company's i.SAF settings (one row per company, absent while the defaults apply). */
 @Injectable()
 export class IsafSettingsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /** @returns the configured tax codes, or null when the company uses the defaults */
   async findTaxCodes(companyId: string): Promise<IsafTaxCode[] | null> {
-    const rows = await this.txHost.tx.query<Array<{ tax_codes: IsafTaxCode[] }>>(
+    const rows = await this.txHost.tx.query<{ tax_codes: IsafTaxCode[] }>(
       `SELECT tax_codes FROM isaf_settings WHERE company_id = $1`,
       [companyId],
     );

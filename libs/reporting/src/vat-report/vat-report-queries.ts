@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { TransactionHost, type PgTransactionalAdapter } from '@ledgerkey/database';
 import { creditNoteDateBetween, DocumentDate } from '../document-dates';
 import type { ReportingPeriod } from '../reporting-period';
 import type { VatRateRowView, VatReportCurrencyView, VatReportView } from './vat-report.view';
@@ -47,7 +47,7 @@ const VAT_REPORT_SQL = `
 /** The VAT report: what a VAT return declares, from the documents themselves. */
 @Injectable()
 export class VatReportQueries {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /**
    * Per currency and VAT rate, sales (invoices − credit notes) and purchases, net and VAT, and
@@ -56,7 +56,7 @@ export class VatReportQueries {
    * within the period (`entry_date`).
    */
   async report(companyId: string, period: ReportingPeriod): Promise<VatReportView> {
-    const rows = await this.txHost.tx.query<VatRow[]>(VAT_REPORT_SQL, [companyId, period.from, period.to]);
+    const rows = await this.txHost.tx.query<VatRow>(VAT_REPORT_SQL, [companyId, period.from, period.to]);
     const currencies: VatReportCurrencyView[] = [];
     let rates: VatRateRowView[] = [];
     for (const row of rows) {

@@ -8,7 +8,7 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
 } from '@ledgerkey/database';
 import type { ApiKeyScope } from '../api-key';
 import type { Company } from '../company';
@@ -60,11 +60,11 @@ function toView(row: ApiKeyRow): ApiKeyView {
 /** API keys, by company — except the lookup by hash, which is how the company is found. */
 @Injectable()
 export class ApiKeysRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   @Transactional(Propagation.Mandatory)
   async insert(companyId: string, key: NewApiKey): Promise<ApiKeyView> {
-    const rows = await this.txHost.tx.query<ApiKeyRow[]>(
+    const rows = await this.txHost.tx.query<ApiKeyRow>(
       `INSERT INTO api_keys AS k (id, company_id, key_hash, key_prefix, name, scope)
        VALUES ($1, $2, $3, $4, $5, $6)
        RETURNING ${COLUMNS}`,
@@ -75,16 +75,14 @@ export class ApiKeysRepository {
 
   /** The active (not revoked) key with this hash, with its company; null for an unknown or revoked key. */
   async findActiveByHash(keyHash: Buffer): Promise<VerifiedApiKey | null> {
-    const rows = await this.txHost.tx.query<
-      Array<{
-        key_id: string;
-        scope: ApiKeyScope;
-        id: string;
-        name: string;
-        country_code: string;
-        currency: string;
-      }>
-    >(
+    const rows = await this.txHost.tx.query<{
+      key_id: string;
+      scope: ApiKeyScope;
+      id: string;
+      name: string;
+      country_code: string;
+      currency: string;
+    }>(
       `SELECT k.id AS key_id, k.scope, c.id, c.name, c.country_code, c.currency
          FROM api_keys k JOIN companies c ON c.id = k.company_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
@@ -100,7 +98,7 @@ export class ApiKeysRepository {
   }
 
   async findById(companyId: string, apiKeyId: string): Promise<ApiKeyView | null> {
-    const rows = await this.txHost.tx.query<ApiKeyRow[]>(
+    const rows = await this.txHost.tx.query<ApiKeyRow>(
       `SELECT ${COLUMNS} FROM api_keys k WHERE k.company_id = $1 AND k.id = $2`,
       [companyId, apiKeyId],
     );
@@ -118,7 +116,7 @@ export class ApiKeysRepository {
    */
   @Transactional(Propagation.Mandatory)
   async lockActiveReadWriteKeys(companyId: string): Promise<string[]> {
-    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+    const rows = await this.txHost.tx.query<{ id: string }>(
       `SELECT id FROM api_keys
         WHERE company_id = $1 AND scope = 'read_write' AND revoked_at IS NULL
         ORDER BY id
@@ -134,8 +132,7 @@ export class ApiKeysRepository {
    */
   @Transactional(Propagation.Mandatory)
   async revoke(companyId: string, apiKeyId: string): Promise<{ key: ApiKeyView; keyHash: Buffer } | null> {
-    const rows = await this.txHost.tx.query<Array<ApiKeyRow & { key_hash: Buffer }>>(
-      // Wrapped in a CTE so the driver returns the rows (a bare UPDATE returns [rows, count]).
+    const rows = await this.txHost.tx.query<ApiKeyRow & { key_hash: Buffer }>(
       `WITH revoked AS (
          UPDATE api_keys SET revoked_at = now()
           WHERE company_id = $1 AND id = $2 AND revoked_at IS NULL

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
   type KeysetSource,
   keysetPage,
   type Page,
@@ -53,7 +53,7 @@ const WEBHOOK_ATTEMPTS: KeysetSource = {
 /** Recorded delivery attempts, read side. Every method takes the company id first. */
 @Injectable()
 export class WebhookAttemptsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /** An endpoint's attempts in recording order (or its reverse). */
   listByEndpoint(

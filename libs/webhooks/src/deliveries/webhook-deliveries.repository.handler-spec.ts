@@ -93,7 +93,7 @@ it('appending an event creates a delivery per enabled endpoint subscribed to its
     );
     expect(await deliveriesOf(companyId)).toHaveLength(2);
     expect(await deliveriesOf(other)).toEqual([]);
-    const jobs = await ctx.txHost.tx.query<Array<{ count: number }>>(
+    const jobs = await ctx.txHost.tx.query<{ count: number }>(
       `SELECT count(*)::int AS count FROM graphile_worker.jobs WHERE key LIKE '%' || $1`,
       [eventId],
     );
@@ -163,9 +163,13 @@ it('leaseDue takes due, unleased deliveries oldest first, counts the attempt, ca
       { eventId: second, endpointId: endpoint, attemptNumber: 1 },
     ]);
     expect(taken.leased[0].leaseToken).not.toBe(taken.leased[1].leaseToken);
-    const rows = await ctx.txHost.tx.query<
-      Array<{ event_id: string; endpoint_id: string; status: string; leased: boolean; attempt_count: number }>
-    >(
+    const rows = await ctx.txHost.tx.query<{
+      event_id: string;
+      endpoint_id: string;
+      status: string;
+      leased: boolean;
+      attempt_count: number;
+    }>(
       `SELECT event_id, endpoint_id, status, leased_until > now() AS leased, attempt_count
          FROM webhook_deliveries WHERE company_id = $1`,
       [companyId],
@@ -197,7 +201,7 @@ it('recordAttempt of a retry makes the delivery due after the delay; the sweeper
     expect(await deliveries.recordAttempt(delivery, outcome, { kind: 'retry', delayMs: 3_600_000 })).toBe(
       true,
     );
-    const [retry] = await ctx.txHost.tx.query<Array<{ status: string; due_in_minutes: number }>>(
+    const [retry] = await ctx.txHost.tx.query<{ status: string; due_in_minutes: number }>(
       `SELECT status, round(extract(epoch FROM next_attempt_at - now()) / 60)::int AS due_in_minutes
          FROM webhook_deliveries WHERE company_id = $1`,
       [companyId],
@@ -218,13 +222,13 @@ it('recordAttempt of a retry makes the delivery due after the delay; the sweeper
       [companyId],
     );
     expect((await deliveries.sweep(2)).abandoned).toBeGreaterThanOrEqual(1);
-    const [swept] = await ctx.txHost.tx.query<Array<{ status: string; leased_until: Date | null }>>(
+    const [swept] = await ctx.txHost.tx.query<{ status: string; leased_until: Date | null }>(
       `SELECT status, leased_until FROM webhook_deliveries WHERE company_id = $1`,
       [companyId],
     );
     // Two attempts of a schedule of one retry: that was the last.
     expect(swept).toEqual({ status: 'failed', leased_until: null });
-    const attempts = await ctx.txHost.tx.query<Array<{ attempt_number: number; result: string }>>(
+    const attempts = await ctx.txHost.tx.query<{ attempt_number: number; result: string }>(
       `SELECT attempt_number, result FROM webhook_attempts WHERE company_id = $1 ORDER BY attempt_number`,
       [companyId],
     );

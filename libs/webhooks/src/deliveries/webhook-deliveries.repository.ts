@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Transactional, TransactionHost, type TypeOrmTransactionalAdapter } from '@ledgerkey/database';
+import { Transactional, TransactionHost, type PgTransactionalAdapter } from '@ledgerkey/database';
 import type { AttemptOutcome } from '../deliver-webhook/webhook-request';
 
 /** A delivery this worker owns for one attempt. */
@@ -77,7 +77,7 @@ function toLeased(row: LeasedRow): LeasedDelivery {
  */
 @Injectable()
 export class WebhookDeliveriesRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /**
    * Creates one delivery per enabled endpoint subscribed to the event (`fan_out_event`, as the
@@ -85,7 +85,7 @@ export class WebhookDeliveriesRepository {
    * @returns the number of deliveries created (0 when re-run: the unique (event, endpoint) pair)
    */
   async fanOut(companyId: string, eventId: string): Promise<number> {
-    const rows = await this.txHost.tx.query<Array<{ deliveries: number }>>(
+    const rows = await this.txHost.tx.query<{ deliveries: number }>(
       `SELECT fan_out_event(company_id, id, type) AS deliveries FROM events WHERE company_id = $1 AND id = $2`,
       [companyId, eventId],
     );
@@ -99,7 +99,7 @@ export class WebhookDeliveriesRepository {
    * each delivery going to exactly one of them.
    */
   async leaseDue(limit: number, leaseMs: number): Promise<DueDeliveries> {
-    const rows = await this.txHost.tx.query<Array<LeasedRow & { canceled: boolean }>>(
+    const rows = await this.txHost.tx.query<LeasedRow & { canceled: boolean }>(
       `WITH due AS (
          SELECT d.company_id, d.id, w.status AS endpoint_status
            FROM webhook_deliveries d
@@ -142,7 +142,7 @@ export class WebhookDeliveriesRepository {
    * (ix_events_id): off the hot path, see docs/scaling.md.
    */
   async companyOfEvent(eventId: string): Promise<string | null> {
-    const rows = await this.txHost.tx.query<Array<{ company_id: string }>>(
+    const rows = await this.txHost.tx.query<{ company_id: string }>(
       `SELECT company_id FROM events WHERE id = $1`,
       [eventId],
     );
@@ -154,7 +154,7 @@ export class WebhookDeliveriesRepository {
    * payload names only the delivery). By id alone (ix_webhook_deliveries_id): off the hot path.
    */
   async companyOfDelivery(deliveryId: string): Promise<string | null> {
-    const rows = await this.txHost.tx.query<Array<{ company_id: string }>>(
+    const rows = await this.txHost.tx.query<{ company_id: string }>(
       `SELECT company_id FROM webhook_deliveries WHERE id = $1`,
       [deliveryId],
     );
@@ -174,7 +174,7 @@ export class WebhookDeliveriesRepository {
     leaseToken: string,
     leaseMs: number,
   ): Promise<LeaseResult> {
-    const candidates = await this.txHost.tx.query<Array<{ endpoint_status: string }>>(
+    const candidates = await this.txHost.tx.query<{ endpoint_status: string }>(
       `SELECT w.status AS endpoint_status
          FROM webhook_deliveries d
          JOIN webhook_endpoints w ON w.company_id = d.company_id AND w.id = d.endpoint_id
@@ -197,17 +197,15 @@ export class WebhookDeliveriesRepository {
       );
       return { kind: 'canceled' };
     }
-    const rows = await this.txHost.tx.query<
-      Array<{
-        company_id: string;
-        event_id: string;
-        endpoint_id: string;
-        attempt_count: number;
-        leased_at: Date;
-        url: string;
-        secret: string;
-      }>
-    >(
+    const rows = await this.txHost.tx.query<{
+      company_id: string;
+      event_id: string;
+      endpoint_id: string;
+      attempt_count: number;
+      leased_at: Date;
+      url: string;
+      secret: string;
+    }>(
       // The row is locked above, so the lease and the attempt number are this worker's alone.
       `WITH leased AS (
          UPDATE webhook_deliveries
@@ -250,7 +248,7 @@ export class WebhookDeliveriesRepository {
     followUp: AttemptFollowUp,
   ): Promise<boolean> {
     const status = followUp.kind === 'retry' ? 'pending' : followUp.kind;
-    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+    const rows = await this.txHost.tx.query<{ id: string }>(
       `WITH attempt AS (
          INSERT INTO webhook_attempts (id, company_id, delivery_id, endpoint_id, event_id, attempt_number,
                                        result, status_code, duration_ms, error, started_at, finished_at)
@@ -258,7 +256,6 @@ export class WebhookDeliveriesRepository {
          -- The sweeper may have recorded this attempt as abandoned already: keep its row.
          ON CONFLICT (company_id, delivery_id, attempt_number) DO NOTHING
        ),
-       -- (A top-level UPDATE would answer [rows, count] through TypeORM: select from the CTE.)
        released AS (
          UPDATE webhook_deliveries
             SET status = $11, leased_at = NULL, leased_until = NULL, lease_token = NULL,
@@ -295,7 +292,7 @@ export class WebhookDeliveriesRepository {
    * once without waiting.
    */
   async sweep(maxAttempts: number): Promise<SweepResult> {
-    const rows = await this.txHost.tx.query<Array<{ id: string }>>(
+    const rows = await this.txHost.tx.query<{ id: string }>(
       `WITH stale AS (
          SELECT id, company_id, event_id, endpoint_id, attempt_count, leased_at
            FROM webhook_deliveries

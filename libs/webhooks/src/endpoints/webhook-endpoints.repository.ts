@@ -3,7 +3,7 @@ import {
   Propagation,
   Transactional,
   TransactionHost,
-  type TypeOrmTransactionalAdapter,
+  type PgTransactionalAdapter,
   type KeysetSource,
   keysetPage,
   type Metadata,
@@ -49,7 +49,7 @@ const WEBHOOK_ENDPOINTS: KeysetSource = {
 /** Webhook endpoints of one company. Every method takes the company id first. */
 @Injectable()
 export class WebhookEndpointsRepository {
-  constructor(private readonly txHost: TransactionHost<TypeOrmTransactionalAdapter>) {}
+  constructor(private readonly txHost: TransactionHost<PgTransactionalAdapter>) {}
 
   /** Stores a new endpoint with its sealed signing secret, in the create's (idempotent) transaction. */
   @Transactional(Propagation.Mandatory)
@@ -64,7 +64,7 @@ export class WebhookEndpointsRepository {
       metadata: Metadata;
     },
   ): Promise<WebhookEndpointView> {
-    const rows = await this.txHost.tx.query<EndpointRow[]>(
+    const rows = await this.txHost.tx.query<EndpointRow>(
       `INSERT INTO webhook_endpoints (id, company_id, url, enabled_events, secret, created_at, metadata)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        RETURNING ${COLUMNS}`,
@@ -92,9 +92,7 @@ export class WebhookEndpointsRepository {
     afterSeq: string,
     limit: number,
   ): Promise<Array<{ companyId: string; id: string; seq: string; secret: string }>> {
-    const rows = await this.txHost.tx.query<
-      Array<{ company_id: string; id: string; seq: string; secret: string }>
-    >(
+    const rows = await this.txHost.tx.query<{ company_id: string; id: string; seq: string; secret: string }>(
       // starts_with, not LIKE: a key id may contain "_", a LIKE wildcard.
       // SKIP LOCKED: processes booting together split the rows instead of queueing on them;
       // NO KEY UPDATE does not block inserts of deliveries referencing these endpoints.
@@ -121,7 +119,7 @@ export class WebhookEndpointsRepository {
   }
 
   async findById(companyId: string, endpointId: string): Promise<WebhookEndpointView | null> {
-    const rows = await this.txHost.tx.query<EndpointRow[]>(
+    const rows = await this.txHost.tx.query<EndpointRow>(
       `SELECT ${COLUMNS} FROM webhook_endpoints WHERE company_id = $1 AND id = $2`,
       [companyId, endpointId],
     );
@@ -140,8 +138,7 @@ export class WebhookEndpointsRepository {
    * @returns the endpoint, or null when this company has no such endpoint
    */
   async disable(companyId: string, endpointId: string): Promise<WebhookEndpointView | null> {
-    const rows = await this.txHost.tx.query<EndpointRow[]>(
-      // Wrapped in a CTE so the driver returns the rows (a bare UPDATE returns [rows, count]).
+    const rows = await this.txHost.tx.query<EndpointRow>(
       `WITH disabled AS (
          UPDATE webhook_endpoints
             SET status = 'disabled', disabled_at = coalesce(disabled_at, now())
