@@ -38,8 +38,9 @@ module.exports = {
   // Only read at the top level, not per project. Slow e2e tests also set their own budget.
   testTimeout: 60000,
   // Jest's default on 2 cores is one worker (cores - 1), running every file in turn; most e2e time
-  // is waiting (child processes, PostgreSQL, timers), so three files share the two cores well.
-  maxWorkers: 3,
+  // is waiting (child processes, PostgreSQL, timers), so two files share the two cores well. Three
+  // were faster still, but left too little CPU for the suites that time a stop or a retry.
+  maxWorkers: 2,
   projects: [
     {
       displayName: 'unit',

@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import type { Pool } from 'pg';
 import { ReplayFrontDoor } from '../../apps/api/src/replay-front-door/replay-front-door';
 import { CapturedLogs } from '../support/captured-logs';
+import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { parsePrometheusText, sampleValue } from '../support/prometheus';
 import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
@@ -367,14 +368,19 @@ describe('with the replay cache (default)', () => {
 describe('with RATE_LIMIT_PER_SECOND=1 (bursts of 2)', () => {
   let t: TestApp;
   let entries: { count: number };
+  // A database of its own: the limit is shared out among the API processes live on the database,
+  // and the suites running beside this one would leave it less than one request per second.
+  let database: IsolatedDatabase;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_SECOND: '1' });
+    database = await createIsolatedDatabase('front_door_rate');
+    t = await startTestApp({ RATE_LIMIT_PER_SECOND: '1', DATABASE_URL: database.url });
     entries = expressEntries(t);
   });
 
   afterAll(async () => {
     await t?.close();
+    await database?.drop();
   });
 
   it('a replay over the company limit is not answered here: the guard refuses it 429, and no replay is counted', async () => {
