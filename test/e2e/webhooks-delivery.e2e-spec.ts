@@ -29,6 +29,16 @@ describe('webhook delivery (worker in the API process)', () => {
 
   const { receiver, issueInvoice, eventOf } = deliveryCalls(() => ({ t, receivers }));
 
+  /**
+   * An endpoint's attempts once at least `count` are recorded: a receiver answers before the
+   * worker records that attempt, so what the receiver saw is not yet in the list.
+   */
+  const recordedAttempts = (company: { auth: Record<string, string> }, endpointId: string, count: number) =>
+    eventually(async () => {
+      const answer = await t.http.get(`/v1/webhook-endpoints/${endpointId}/attempts`).set(company.auth);
+      return answer.status !== 200 || (answer.body.data as unknown[]).length >= count ? answer : undefined;
+    }, DELIVERY_TIMEOUT_MS);
+
   it('delivers a signed invoice.created; after two failures the retry succeeds with the same webhook-id', async () => {
     const company = await t.newCompany();
     const target = await receiver({ failFirst: 2 });
@@ -55,11 +65,7 @@ describe('webhook delivery (worker in the API process)', () => {
     const gaps = requests.slice(1).map((request, index) => +request.receivedAt - +requests[index].receivedAt);
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(750);
 
-    // The receiver answers before the worker records that attempt: wait for the third record.
-    const attempts = await eventually(async () => {
-      const answer = await t.http.get(`/v1/webhook-endpoints/${endpoint.body.id}/attempts`).set(company.auth);
-      return answer.status !== 200 || (answer.body.data as unknown[]).length >= 3 ? answer : undefined;
-    }, DELIVERY_TIMEOUT_MS);
+    const attempts = await recordedAttempts(company, endpoint.body.id, 3);
     expect(attempts.status).toBe(200);
     expect(attempts.body.hasMore).toBe(false);
     expect(
@@ -226,7 +232,7 @@ describe('webhook delivery (worker in the API process)', () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(creditNotesOnly.requests).toEqual([]);
     expect(disabledTarget.requests).toEqual([]);
-    const attempts = await t.http.get(`/v1/webhook-endpoints/${a.body.id}/attempts`).set(company.auth);
+    const attempts = await recordedAttempts(company, a.body.id, 1);
     expect(attempts.body.data).toHaveLength(1);
 
     // Nothing listens on a closed receiver's port: the attempt records the connection error.
@@ -244,7 +250,7 @@ describe('webhook delivery (worker in the API process)', () => {
     });
     await issueInvoice(company);
     await hanging.waitFor((requests) => requests.some((r) => r.answer === 200), DELIVERY_TIMEOUT_MS);
-    const slowAttempts = await t.http.get(`/v1/webhook-endpoints/${slow.body.id}/attempts`).set(company.auth);
+    const slowAttempts = await recordedAttempts(company, slow.body.id, 2);
     expect(slowAttempts.body.data[0]).toMatchObject({
       result: 'failed',
       statusCode: null,
@@ -252,9 +258,7 @@ describe('webhook delivery (worker in the API process)', () => {
     });
     expect(slowAttempts.body.data[0].durationMs).toBeGreaterThanOrEqual(1900);
     expect(slowAttempts.body.data[1]).toMatchObject({ result: 'succeeded', statusCode: 200 });
-    const refusedAttempts = await t.http
-      .get(`/v1/webhook-endpoints/${refused.body.id}/attempts`)
-      .set(company.auth);
+    const refusedAttempts = await recordedAttempts(company, refused.body.id, 1);
     expect(refusedAttempts.body.data[0]).toMatchObject({
       result: 'failed',
       statusCode: null,
@@ -280,13 +284,7 @@ describe('webhook delivery (worker in the API process)', () => {
         enabledEvents: ['invoice.created'],
       });
       await issueInvoice(company);
-      const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
-      let attempts: Array<{ statusCode: number; result: string }> = [];
-      while (attempts.length === 0 && Date.now() < deadline) {
-        attempts = (await t.http.get(`/v1/webhook-endpoints/${endpoint.body.id}/attempts`).set(company.auth))
-          .body.data;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const attempts = (await recordedAttempts(company, endpoint.body.id, 1)).body.data;
       expect(attempts[0]).toMatchObject({ statusCode: 302, result: 'failed' });
       expect(redirecting.requests).toEqual([]);
     } finally {

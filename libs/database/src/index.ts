@@ -9,6 +9,7 @@ export { startEmbeddedPostgres, quoteIdentifier } from './embedded-postgres';
 export type { EmbeddedPostgresHandle, EmbeddedPostgresOptions } from './embedded-postgres';
 export { TransactionHost, Transactional, Propagation } from '@nestjs-cls/transactional';
 export { DatabasePool, type Sql } from './sql';
+export { closing } from './close-pool';
 export type { PgTransactionalAdapter } from './pg-transactions';
 export {
   isUniqueViolation,

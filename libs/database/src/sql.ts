@@ -1,5 +1,6 @@
 import { Pool, type PoolClient, type QueryResult } from 'pg';
 import { QueryFailedError } from 'typeorm';
+import { closing } from './close-pool';
 import { connectionSettings, type DatabaseOptions, DEFAULT_PREPARED_STATEMENTS } from './data-source.factory';
 import { isStalePlan } from './postgres-errors';
 
@@ -71,7 +72,7 @@ export async function runStatement(
 export class DatabasePool implements Sql {
   readonly names: StatementNames;
   readonly #pool: Pool;
-  #ended: Promise<void> | undefined;
+  readonly #closing: { close(): Promise<void> };
 
   constructor(options: Omit<DatabaseOptions, 'migrations'>) {
     this.names = new StatementNames(options.preparedStatements ?? DEFAULT_PREPARED_STATEMENTS);
@@ -83,6 +84,7 @@ export class DatabasePool implements Sql {
     });
     // An idle connection that fails (a database restart) is dropped; unheard, it would end the process.
     this.#pool.on('error', () => undefined);
+    this.#closing = closing(this.#pool);
   }
 
   async query<Row = Record<string, unknown>>(text: string, values?: unknown[]): Promise<Row[]> {
@@ -93,9 +95,8 @@ export class DatabasePool implements Sql {
     return this.#pool.connect();
   }
 
-  /** Closes every connection (once; later calls wait for the first). */
+  /** Closes every connection, resolving once they are closed (once; later calls wait for the first). */
   end(): Promise<void> {
-    this.#ended ??= this.#pool.end();
-    return this.#ended;
+    return this.#closing.close();
   }
 }

@@ -1,5 +1,5 @@
 import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
-import { isConnectionLoss } from '@ledgerkey/database';
+import { closing, isConnectionLoss } from '@ledgerkey/database';
 import { Logger as GraphileLogger, parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
 import { Pool } from 'pg';
 import { JobRegistry, type JobRegistration, type WorkerService } from './job-registry';
@@ -65,8 +65,8 @@ class InProcessRun {
 export class JobRunner implements BeforeApplicationShutdown {
   private readonly logger = new Logger('JobRunner');
   private runner: Runner | undefined;
-  /** The queue's own pool, ended by us after the runner stopped (before the database may go away). */
-  private pool: Pool | undefined;
+  /** The queue's own pool, closed by us after the runner stopped (before the database may go away). */
+  private pool: { close(): Promise<void> } | undefined;
   private inProcessRuns: InProcessRun[] = [];
   private services: WorkerService[] = [];
   private stopping: Promise<void> | undefined;
@@ -86,18 +86,19 @@ export class JobRunner implements BeforeApplicationShutdown {
     this.inProcessRuns = [...inProcess.values()];
     await Promise.all(this.inProcessRuns.map((routine) => routine.run()));
     process.on('unhandledRejection', this.survivesDatabaseRestart);
-    this.pool = new Pool({
+    const pgPool = new Pool({
       connectionString: options.connectionString,
       max: options.concurrency + 2,
       application_name: 'ledgerkey-jobs',
     });
+    this.pool = closing(pgPool);
     // An idle client losing its connection (database restart) must not crash the process.
     const connectionLost = (error: Error): void =>
       this.logger.warn(`job queue connection lost: ${error.message}`);
-    this.pool.on('error', connectionLost);
-    this.pool.on('connect', (client) => client.on('error', connectionLost));
+    pgPool.on('error', connectionLost);
+    pgPool.on('connect', (client) => client.on('error', connectionLost));
     this.runner = await run({
-      pgPool: this.pool,
+      pgPool,
       concurrency: options.concurrency,
       pollInterval: POLL_INTERVAL_MS,
       noHandleSignals: true,
@@ -146,7 +147,8 @@ export class JobRunner implements BeforeApplicationShutdown {
       ...services.map((service) => service.stop()),
       runner?.stop(),
     ]);
-    await pool?.end();
+    // Every connection closed, not only taken out of the pool: the database may stop next.
+    await pool?.close();
     process.off('unhandledRejection', this.survivesDatabaseRestart);
   }
 
