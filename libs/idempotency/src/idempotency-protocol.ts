@@ -1,3 +1,4 @@
+import { CachedReplays } from './cached-replays';
 import {
   type EffectResult,
   type ExternalEffect,
@@ -37,7 +38,6 @@ import {
   refOf,
   successResponse,
 } from './idempotent-executor';
-import type { ReplayCache } from './replay-cache';
 import { Replays } from './replays';
 
 export interface IdempotencyProtocolOptions {
@@ -51,10 +51,10 @@ export interface IdempotencyProtocolOptions {
   sealer?: ResponseSealer;
   observer?: IdempotencyObserver;
   /**
-   * Replays kept in the process: `findReplay` answers from it alone (a miss reads nothing; the
-   * claim replays what it has not kept). Default: none, `findReplay` reads the database.
+   * The replays this process keeps: `findReplay` answers from them alone (a miss reads nothing;
+   * the claim replays what they do not hold). Default: none kept, `findReplay` reads the database.
    */
-  replayCache?: ReplayCache;
+  cachedReplays?: CachedReplays;
 }
 
 /**
@@ -81,6 +81,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
   private readonly sealer: ResponseSealer;
   private readonly observer: IdempotencyObserver;
 
+  private readonly cached: CachedReplays;
   private readonly replays: Replays;
 
   constructor(private readonly options: IdempotencyProtocolOptions) {
@@ -88,20 +89,12 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     this.clock = options.clock ?? SYSTEM_CLOCK;
     this.sealer = options.sealer ?? IDENTITY_SEALER;
     this.observer = options.observer ?? NO_OP_IDEMPOTENCY_OBSERVER;
-    const { records, replayCache } = options;
-    this.replays = new Replays(records, replayCache, this.sealer, this.observer, this.clock);
+    this.cached = options.cachedReplays ?? new CachedReplays(undefined, this.observer, this.clock);
+    this.replays = new Replays(options.records, this.cached, this.sealer, this.observer, this.clock);
   }
 
   findReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
     return this.replays.findReplay(request);
-  }
-
-  findCachedReplay(request: KnownRequest, admit: () => boolean): IdempotentAnswer | null {
-    return this.replays.findCachedReplay(request, admit);
-  }
-
-  holdsCachedReplay(request: Omit<KnownRequest, 'requestDigest'>): boolean {
-    return this.replays.holdsCachedReplay(request);
   }
 
   findStoredReplay(request: KnownRequest): Promise<IdempotentAnswer | null> {
@@ -121,7 +114,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
         outcome: 'executed',
       });
       answer = await this.options.transactions
-        .run(() => this.settle(ref, fingerprint, requestDigest, sensitive, produce))
+        .run(() => this.claimAndRecord(ref, fingerprint, requestDigest, sensitive, produce))
         // The whole transaction rolled back: the rejection is stored in a second one.
         .catch((error: unknown) => this.storeRejection(ref, fingerprint, requestDigest, sensitive, error));
     } catch (error) {
@@ -130,7 +123,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
     }
     // After the commit: an outcome that wrote is only reported (and kept) once it is durable.
     this.observer.observe(ref.operation, answer.outcome);
-    this.replays.keepFinished(ref, call, answer);
+    this.cached.keepFinished(ref, call, answer);
     return answer;
   }
 
@@ -162,7 +155,7 @@ export class IdempotencyProtocol extends IdempotentExecutor {
       throw error;
     }
     this.observer.observe(ref.operation, answer.outcome);
-    this.replays.keepFinished(ref, call, answer);
+    this.cached.keepFinished(ref, call, answer);
     return answer;
   }
 
@@ -354,14 +347,17 @@ export class IdempotencyProtocol extends IdempotentExecutor {
   ): Promise<IdempotentAnswer> {
     if (!(error instanceof BusinessRejection)) throw error;
     return this.options.transactions.run(() =>
-      this.settle(ref, fingerprint, requestDigest, sensitive, () =>
+      this.claimAndRecord(ref, fingerprint, requestDigest, sensitive, () =>
         Promise.resolve({ state: 'failed_final', response: error.response, outcome: 'business_rejection' }),
       ),
     );
   }
 
-  /** Claims the key and acts on the decision; `produce` runs only when the key is new. */
-  private async settle(
+  /**
+   * Claims the key and acts on the decision: replay, refuse, or — for a new key only — record
+   * what `produce` gives as the key's final answer.
+   */
+  private async claimAndRecord(
     ref: IdempotencyKeyRef,
     fingerprint: Buffer,
     requestDigest: Buffer | null,

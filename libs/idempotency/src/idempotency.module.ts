@@ -9,15 +9,19 @@ import {
 } from './idempotency.observer';
 import { IDEMPOTENCY_OPTIONS, type IdempotencyModuleOptions } from './idempotency.options';
 import { IdempotencyProtocol } from './idempotency-protocol';
-import { IdempotentExecutor, UnkeyedExecutor } from './idempotent-executor';
+import { CachedReplays } from './cached-replays';
+import { SYSTEM_CLOCK } from './idempotency-ports';
+import { IdempotentExecutor } from './idempotent-executor';
 import { ReplayCache } from './replay-cache';
+import { UnkeyedExecutor } from './unkeyed-executor';
 
 type ClsTransactionHost = TransactionHost<PgTransactionalAdapter>;
 
 /**
  * Wires the framework-free protocol to Nest: nestjs-cls transactions, the SQL record store, and
  * the interceptor behind `@Idempotent`. `IdempotentExecutor` is injectable for callers without
- * HTTP (the operator CLI).
+ * HTTP (the operator CLI); `CachedReplays`, the process's kept replays, for the API's replay
+ * front door.
  */
 @Module({})
 export class IdempotencyModule {
@@ -40,8 +44,20 @@ export class IdempotencyModule {
       module: IdempotencyModule,
       global: true,
       imports: options.imports ?? [],
-      providers: [optionsProvider, observerProvider, executorProvider(), IdempotencyInterceptor],
-      exports: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, IdempotentExecutor, IdempotencyInterceptor],
+      providers: [
+        optionsProvider,
+        observerProvider,
+        cachedReplaysProvider(),
+        executorProvider(),
+        IdempotencyInterceptor,
+      ],
+      exports: [
+        IDEMPOTENCY_OPTIONS,
+        IDEMPOTENCY_OBSERVER,
+        CachedReplays,
+        IdempotentExecutor,
+        IdempotencyInterceptor,
+      ],
     };
   }
 
@@ -61,6 +77,7 @@ export class IdempotencyModule {
       providers: [
         { provide: IDEMPOTENCY_OPTIONS, useValue: resolved },
         { provide: IDEMPOTENCY_OBSERVER, useValue: options.observer ?? NO_OP_IDEMPOTENCY_OBSERVER },
+        cachedReplaysProvider(),
         executorProvider(),
       ],
       exports: [IDEMPOTENCY_OBSERVER, IdempotentExecutor],
@@ -74,13 +91,27 @@ type ExecutorOptions = Pick<
   'ttlSeconds' | 'benchmarkBypass' | 'classifier' | 'clock' | 'sealer' | 'replayCache'
 >;
 
+/** One per process: a replay is served by the process that finished or last read the key. */
+function cachedReplaysProvider(): Provider {
+  return {
+    provide: CachedReplays,
+    inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER],
+    useFactory: (resolved: ExecutorOptions, observer: IdempotencyObserver) => {
+      const limits = resolved.replayCache;
+      const cache = limits && limits.maxEntries > 0 ? new ReplayCache(limits) : undefined;
+      return new CachedReplays(cache, observer, resolved.clock ?? SYSTEM_CLOCK);
+    },
+  };
+}
+
 function executorProvider(): Provider {
   return {
     provide: IdempotentExecutor,
-    inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, TransactionHost, DatabasePool],
+    inject: [IDEMPOTENCY_OPTIONS, IDEMPOTENCY_OBSERVER, CachedReplays, TransactionHost, DatabasePool],
     useFactory: (
       resolved: ExecutorOptions,
       observer: IdempotencyObserver,
+      cachedReplays: CachedReplays,
       txHost: ClsTransactionHost,
       pool: DatabasePool,
     ): IdempotentExecutor => {
@@ -94,11 +125,7 @@ function executorProvider(): Provider {
         clock: resolved.clock,
         sealer: resolved.sealer,
         observer,
-        // One per process: a replay is served by the process that finished or last read the key.
-        replayCache:
-          resolved.replayCache && resolved.replayCache.maxEntries > 0
-            ? new ReplayCache(resolved.replayCache)
-            : undefined,
+        cachedReplays,
       });
     },
   };

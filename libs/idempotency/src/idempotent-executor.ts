@@ -5,7 +5,6 @@ import type {
   StalledOperationsQuery,
 } from './external-effect';
 import type { IdempotencyOutcome } from './idempotency.observer';
-import type { TransactionRunner } from './idempotency-ports';
 import type { IdempotencyKeyRef, RecordedResponse } from './idempotency-record';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -76,29 +75,14 @@ export abstract class IdempotentExecutor {
   /**
    * The stored answer when the key finished with a request of exactly these bytes, before the
    * body is validated or normalized (identical bytes validate and normalize identically): from
-   * the process's replay cache when it keeps one (a miss reads nothing), else one indexed read.
-   * Null otherwise — then `execute` decides (replay, mismatch, busy, or run).
+   * the replays this process keeps when it keeps them (a miss reads nothing), else one indexed
+   * read. Null otherwise — then `execute` decides (replay, mismatch, busy, or run).
    */
   abstract findReplay(request: KnownRequest): Promise<IdempotentAnswer | null>;
 
   /**
-   * `findReplay` from the process's replay cache alone, without waiting: for a caller that answers
-   * before the framework's pipeline runs (the API's replay front door). `admit` runs on a hit only,
-   * and a hit it refuses (e.g. a rate limit) is not answered nor counted as a replay. Null on a
-   * miss, a refusal, or without a cache: nothing was read, nothing is owed.
-   */
-  abstract findCachedReplay(request: KnownRequest, admit: () => boolean): IdempotentAnswer | null;
-
-  /**
-   * Whether the replay cache holds an unexpired answer of this key, for whatever bytes: the cheap
-   * test before `findCachedReplay`, so that a request with a new key (a create) is not read or
-   * digested for a lookup that must miss. False without a cache.
-   */
-  abstract holdsCachedReplay(request: Omit<KnownRequest, 'requestDigest'>): boolean;
-
-  /**
-   * `findReplay` from the database: for a request whose body no longer validates (a rule that
-   * changed since the key finished), so that its retry still gets the stored answer.
+   * The same answer, always read from the database: for a request whose body no longer validates
+   * (a rule that changed since the key finished), so that its retry still gets the stored answer.
    */
   abstract findStoredReplay(request: KnownRequest): Promise<IdempotentAnswer | null>;
 
@@ -137,58 +121,6 @@ export abstract class IdempotentExecutor {
 
   /** Unfinished operations due for the recovery (see `StalledOperationsQuery`). */
   abstract stalledOperations(query: StalledOperationsQuery): Promise<StalledOperation[]>;
-}
-
-/**
- * Benchmark only (BENCHMARK_DISABLE_IDEMPOTENCY): the same operation in a plain transaction,
- * with no claim, lock or stored record, so `npm run bench` can measure what the protocol costs.
- * Never wired in a deployment: the variable is refused at boot unless NODE_ENV=test.
- */
-export class UnkeyedExecutor extends IdempotentExecutor {
-  constructor(private readonly transactions: TransactionRunner) {
-    super();
-  }
-
-  findReplay(): Promise<IdempotentAnswer | null> {
-    return Promise.resolve(null);
-  }
-
-  findCachedReplay(): IdempotentAnswer | null {
-    return null;
-  }
-
-  holdsCachedReplay(): boolean {
-    return false;
-  }
-
-  findStoredReplay(): Promise<IdempotentAnswer | null> {
-    return Promise.resolve(null);
-  }
-
-  async execute<TResult>(call: IdempotentCall<TResult>): Promise<IdempotentAnswer> {
-    const result = await this.transactions.run(call.execute);
-    return { ...successResponse(call.operation, result), outcome: 'executed' };
-  }
-
-  async executeExternal<TState, TOutcome, TResult>(
-    call: ExternalCall<TState, TOutcome, TResult>,
-  ): Promise<IdempotentAnswer> {
-    const { effect } = call;
-    const ref = refOf(call);
-    const state = await this.transactions.run(() => effect.prepare(ref));
-    const result = await effect.perform(state, { attempt: 1, resumed: false });
-    if (!result.known) return pendingAnswer(call.operation, effect.pending(state), effect.retryAfterSeconds);
-    const settled = await this.transactions.run(() => effect.settle(state, result.outcome));
-    return { ...successResponse(call.operation, settled), outcome: 'executed' };
-  }
-
-  resume<TResult>(): Promise<ResumeResult<TResult>> {
-    return Promise.resolve({ result: 'skipped' });
-  }
-
-  stalledOperations(): Promise<StalledOperation[]> {
-    return Promise.resolve([]);
-  }
 }
 
 /**

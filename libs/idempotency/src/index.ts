@@ -1,12 +1,9 @@
 // The protocol (framework-free)
 export { IdempotencyProtocol } from './idempotency-protocol';
 export type { IdempotencyProtocolOptions } from './idempotency-protocol';
-export {
-  IdempotentExecutor,
-  UnkeyedExecutor,
-  JSON_CONTENT_TYPE,
-  PENDING_STATUS,
-} from './idempotent-executor';
+export { IdempotentExecutor, JSON_CONTENT_TYPE, PENDING_STATUS } from './idempotent-executor';
+export { UnkeyedExecutor } from './unkeyed-executor';
+export { CachedReplays } from './cached-replays';
 export type {
   ExternalCall,
   IdempotentAnswer,

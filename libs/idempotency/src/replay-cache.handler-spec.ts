@@ -14,6 +14,7 @@ import type { IdempotentAnswer } from './idempotent-executor';
 import type { FinishedRecord, IdempotencyKeyRef } from './idempotency-record';
 import { IdempotencyRecordRepository } from './idempotency-record.repository';
 import { ReplayCache } from './replay-cache';
+import { CachedReplays } from './cached-replays';
 
 /**
  * The replay cache on real PostgreSQL: a protocol with a cache (`cached`, this process) and one
@@ -94,7 +95,11 @@ beforeAll(async () => {
   };
   cachedRecords = new CountingRepository(clsTransactionalSql(ctx.txHost), pool);
   cache = new ReplayCache({ maxEntries: 1000, maxBytes: 1 << 24 });
-  cached = new IdempotencyProtocol({ ...options, records: cachedRecords, replayCache: cache });
+  cached = new IdempotencyProtocol({
+    ...options,
+    records: cachedRecords,
+    cachedReplays: new CachedReplays(cache, options.observer, clock),
+  });
   uncached = new IdempotencyProtocol({
     ...options,
     records: new IdempotencyRecordRepository(clsTransactionalSql(ctx.txHost), pool),

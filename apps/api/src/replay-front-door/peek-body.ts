@@ -11,7 +11,7 @@ export function peekBody(request: IncomingMessage, length: number): Promise<Buff
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    const settle = (complete: boolean) => {
+    const done = (complete: boolean) => {
       request.off('readable', onReadable);
       request.off('error', onStop);
       request.off('close', onStop);
@@ -26,9 +26,9 @@ export function peekBody(request: IncomingMessage, length: number): Promise<Buff
         chunks.push(chunk);
         received += chunk.length;
       }
-      if (received >= length) settle(true);
+      if (received >= length) done(true);
     };
-    const onStop = () => settle(false);
+    const onStop = () => done(false);
     request.on('readable', onReadable);
     request.on('error', onStop);
     request.on('close', onStop);

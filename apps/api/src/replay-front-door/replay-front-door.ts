@@ -9,8 +9,8 @@ import {
 import { DiscoveryService } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
+  CachedReplays,
   IdempotencyInterceptor,
-  IdempotentExecutor,
   type IdempotentRouteOptions,
   idempotentRouteOf,
   noteIdempotentRequest,
@@ -80,7 +80,7 @@ export class ReplayFrontDoor {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly guard: ApiKeyGuard,
-    private readonly executor: IdempotentExecutor,
+    private readonly replays: CachedReplays,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {
     this.routes = frontDoorRoutes(discovery);
@@ -100,7 +100,7 @@ export class ReplayFrontDoor {
    *   answered route that the front door does not know (the application must not start)
    */
   install(app: NestExpressApplication, pipeline: PipelineMiddleware[]): void {
-    if (this.config.idempotency.replayCache.maxEntries === 0 || this.routes.size === 0) return;
+    if (!this.replays.enabled || this.routes.size === 0) return;
     const unknown = unknownOnReplay(app, this.discovery, pipeline, this.paths);
     if (unknown.length > 0) {
       throw new Error(
@@ -157,7 +157,7 @@ export class ReplayFrontDoor {
     if (idempotencyKey === undefined || apiKey === undefined) return undefined;
     const candidate = { route, length, idempotencyKey, apiKey };
     // A key the cache does not hold (a create, nearly always) goes on without its body being read.
-    return this.executor.holdsCachedReplay(knownKeyOf(candidate)) ? candidate : undefined;
+    return this.replays.holds(knownKeyOf(candidate)) ? candidate : undefined;
   }
 
   /** Sends the cached replay; false (nothing sent, nothing taken) when there is none to send. */
@@ -168,7 +168,7 @@ export class ReplayFrontDoor {
     bytes: Buffer,
   ): boolean {
     const { route, idempotencyKey, apiKey } = candidate;
-    const replay = this.executor.findCachedReplay(
+    const replay = this.replays.find(
       { ...knownKeyOf(candidate), requestDigest: requestDigestOf(bytes) },
       () => {
         // In the route's order: the request id (first header of every answer), then the guard's.
