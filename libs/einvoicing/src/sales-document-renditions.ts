@@ -5,10 +5,8 @@ import {
   InvoiceQueries,
   type InvoiceView,
 } from '@ledgerkey/invoicing';
-import { peppolDocumentOf } from './peppol-document';
-import { writePdf } from './pdf-writer';
-import type { SalesCreditNoteDocument, SalesInvoiceDocument } from './sales-document';
-import { writeUbl } from './ubl-writer';
+import { type PeppolDocument, peppolDocumentOf } from './peppol-document';
+import type { SalesCreditNoteDocument, SalesDocument, SalesInvoiceDocument } from './sales-document';
 
 /** A file rendition of a document, ready to send. */
 export interface Rendition {
@@ -20,7 +18,8 @@ export interface Rendition {
 /**
  * The Peppol UBL and PDF renditions of a company's sales invoices and credit notes, read from
  * the stored (immutable) documents with the seller snapshot they were issued with: the same
- * document always renders to the same bytes.
+ * document always renders to the same bytes. The writers (and their XML and PDF libraries, a
+ * fifth of the API's modules) load with the first rendition, not with every process that starts.
  */
 @Injectable()
 export class SalesDocumentRenditions {
@@ -35,13 +34,13 @@ export class SalesDocumentRenditions {
    */
   async invoiceUbl(companyId: string, invoiceId: string): Promise<Rendition> {
     const invoice = invoiceDocumentOf(await this.invoices.get(companyId, invoiceId));
-    return xml(invoice.number, writeUbl(peppolDocumentOf(invoice)));
+    return xml(invoice.number, await ublOf(peppolDocumentOf(invoice)));
   }
 
   /** @throws InvoiceNotFoundError when the id is unknown in this company */
   async invoicePdf(companyId: string, invoiceId: string): Promise<Rendition> {
     const invoice = invoiceDocumentOf(await this.invoices.get(companyId, invoiceId));
-    return pdf(invoice.number, await writePdf(invoice));
+    return pdf(invoice.number, await pdfOf(invoice));
   }
 
   /**
@@ -50,13 +49,13 @@ export class SalesDocumentRenditions {
    */
   async creditNoteUbl(companyId: string, creditNoteId: string): Promise<Rendition> {
     const note = await this.creditNoteDocument(companyId, creditNoteId);
-    return xml(note.number, writeUbl(peppolDocumentOf(note)));
+    return xml(note.number, await ublOf(peppolDocumentOf(note)));
   }
 
   /** @throws CreditNoteNotFoundError when the id is unknown in this company */
   async creditNotePdf(companyId: string, creditNoteId: string): Promise<Rendition> {
     const note = await this.creditNoteDocument(companyId, creditNoteId);
-    return pdf(note.number, await writePdf(note));
+    return pdf(note.number, await pdfOf(note));
   }
 
   private async creditNoteDocument(
@@ -67,6 +66,16 @@ export class SalesDocumentRenditions {
     // The credit note keeps its own seller snapshot; the customer is the credited invoice's.
     return creditNoteDocumentOf(note, await this.invoices.get(companyId, note.invoiceId));
   }
+}
+
+/** Peppol UBL, its writer loaded on first use. */
+async function ublOf(document: PeppolDocument): Promise<string> {
+  return (await import('./ubl-writer.js')).writeUbl(document);
+}
+
+/** The PDF, its writer loaded on first use. */
+async function pdfOf(document: SalesDocument): Promise<Buffer> {
+  return (await import('./pdf-writer.js')).writePdf(document);
 }
 
 export function invoiceDocumentOf(invoice: InvoiceView): SalesInvoiceDocument {

@@ -9,7 +9,7 @@ import {
 } from '../reporting.errors';
 import { type BreakdownRow, IsafDocumentsRepository } from './isaf-documents.repository';
 import { monthPeriod } from './isaf-export-query.dto';
-import { buildIsafFile, ISAF_CURRENCY, type IsafDataType, type IsafDocumentTotal } from './isaf-file';
+import { ISAF_CURRENCY, type IsafDataType, type IsafDocumentTotal } from './isaf-file';
 
 /** The software named in the file's header. */
 export const ISAF_SOFTWARE = { companyName: 'ledgerkey', name: 'ledgerkey', version: '1' } as const;
@@ -101,6 +101,8 @@ export class IsafExportQueries {
     if (unmapped.size > 0) {
       throw new IsafTaxCodeMissingError([...unmapped].sort((a, b) => Number(b) - Number(a)));
     }
+    // The XML builder loads with the first export, not with every process that could export.
+    const { buildIsafFile } = await import('./isaf-xml.js');
     return buildIsafFile(file);
   }
 }
