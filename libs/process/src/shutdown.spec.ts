@@ -11,20 +11,30 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Runs `shutdown` and resolves with the exit code it chose and when. */
+/**
+ * Runs `shutdown` on Jest's fake clock (timers and `Date`), so the bounds are exact whatever the
+ * machine's load: resolves with the exit code it chose, when, and what it had logged by then.
+ */
 async function stop(
   phases: ShutdownPhase[],
   timeoutMs: number,
   logger = recordingLogger(),
 ): Promise<{ code: number; elapsedMs: number; lines: string[] }> {
   const started = Date.now();
-  const code = await new Promise<number>((resolve) => {
-    void shutdown(phases, { timeoutMs, logger, exit: resolve });
-  });
-  return { code, elapsedMs: Date.now() - started, lines: logger.lines };
+  let exited: { code: number; elapsedMs: number; lines: string[] } | undefined;
+  const exit = (code: number) => {
+    exited ??= { code, elapsedMs: Date.now() - started, lines: [...logger.lines] };
+  };
+  void shutdown(phases, { timeoutMs, logger, exit });
+  await jest.runAllTimersAsync();
+  if (exited === undefined) throw new Error('shutdown did not exit');
+  return exited;
 }
 
 describe('shutdown', () => {
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] }));
+  afterEach(() => jest.useRealTimers());
+
   it('runs the phases in order, the steps of a phase together, and exits 0 when all end', async () => {
     const order: string[] = [];
     const step = (name: string, ms: number) => ({
