@@ -60,6 +60,37 @@ describe('bad input never yields a 5xx', () => {
     });
   });
 
+  it.each([
+    ['two bytes that are no character (\\xff\\xfe)', [0xff, 0xfe]],
+    ['a truncated two-byte sequence', [0xc4]],
+    ['an overlong encoding of "/"', [0xc0, 0xaf]],
+    ['an encoded surrogate (CESU-8)', [0xed, 0xa0, 0x80]],
+  ])(
+    'invalid UTF-8 in the customer name, %s → 400 malformed_json, not stored as U+FFFD',
+    async (_name, bytes) => {
+      const company = await t.newCompany();
+      const [before, after] = JSON.stringify(withCustomer({ name: 'UAB NAME' }).build()).split('NAME');
+      // fetch sends the bytes as they are (supertest would serialize a Buffer as JSON).
+      const answer = await fetch(`${t.baseUrl}${CREATE}`, {
+        method: 'POST',
+        headers: { ...company.auth, 'Idempotency-Key': newKey(), 'Content-Type': 'application/json' },
+        body: Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]),
+      });
+      const text = await answer.text();
+      const headers: Record<string, string> = {};
+      answer.headers.forEach((value, name) => (headers[name] = value));
+      // What expectProblem reads of a supertest response.
+      const response = {
+        status: answer.status,
+        headers,
+        text,
+        body: JSON.parse(text) as unknown,
+      } as unknown as Response;
+      expect(expectProblem(response, 400, 'malformed_json').detail).toMatch(/not valid UTF-8/);
+      await expectNothingStored(company);
+    },
+  );
+
   it('a body over REQUEST_BODY_LIMIT_BYTES (1 MiB) → 413 payload_too_large', async () => {
     const company = await t.newCompany();
     const body = valid()

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler } from 'express';
 import { noteJsonNumberSource } from '@ledgerkey/money';
 import type { ProblemCode } from './problem-details';
@@ -13,6 +14,9 @@ export class RequestBodyError extends Error {
   }
 }
 
+/** The parser's error type for a body that is not UTF-8 (thrown by our `verify`). */
+const INVALID_UTF8 = 'encoding.invalid_utf8';
+
 function bodyError(error: unknown): RequestBodyError {
   switch ((error as { type?: unknown }).type) {
     case 'entity.too.large':
@@ -27,6 +31,12 @@ function bodyError(error: unknown): RequestBodyError {
         {
           cause: error,
         },
+      );
+    case INVALID_UTF8:
+      return new RequestBodyError(
+        'malformed_json',
+        'The request body is not valid UTF-8 (JSON text is UTF-8): it holds a byte sequence that encodes no character.',
+        { cause: error },
       );
     default:
       return new RequestBodyError('malformed_json', 'The request body is not valid JSON.', { cause: error });
@@ -68,6 +78,9 @@ export function jsonBody(limitBytes: number): RequestHandler {
     // The exact bytes stay on the request (`rawBody`, Nest's name for it): the idempotency layer
     // answers a byte-identical retry from its digest without validating the body again.
     verify: (request, _response, bytes) => {
+      // Decoding would turn each invalid sequence into U+FFFD: other bytes, the same stored text
+      // under another fingerprint. Refused instead, so what is stored is what was sent.
+      if (!isUtf8(bytes)) throw Object.assign(new Error('invalid UTF-8'), { type: INVALID_UTF8 });
       (request as { rawBody?: Buffer }).rawBody = bytes;
     },
   });
