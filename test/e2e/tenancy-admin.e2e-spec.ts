@@ -221,3 +221,64 @@ describe('admin API switched off (ADMIN_API_TOKEN="")', () => {
     expect(rows[0].count).toBe(0);
   });
 });
+
+/** `/admin` admits as `/v1` does: the scheme's case, its own message, the address's rate limit. */
+describe("the admin token's admission, as /v1's", () => {
+  let t: TestApp;
+  let db: Pool;
+
+  beforeAll(async () => {
+    // A low limit: the address's burst is at most 2 × 5 per second, shared among live processes.
+    t = await startTestApp({ RATE_LIMIT_PER_SECOND: '5' });
+    db = testDatabasePool();
+  });
+  afterAll(async () => {
+    await db.end();
+    await t.close();
+  });
+
+  const createCompany = (authorization: string | undefined, name: string) => {
+    const request = t.http.post('/admin/companies').set('Idempotency-Key', newKey('company'));
+    return (authorization === undefined ? request : request.set('Authorization', authorization)).send({
+      name,
+      countryCode: 'LT',
+      currency: 'EUR',
+    });
+  };
+
+  it('takes the scheme in any case (RFC 9110), as /v1 does', async () => {
+    expect((await createCompany(`bearer ${TEST_ADMIN_TOKEN}`, `Admin ${randomUUID()}`)).status).toBe(201);
+    expect((await createCompany(`BEARER ${TEST_ADMIN_TOKEN}`, `Admin ${randomUUID()}`)).status).toBe(201);
+  });
+
+  it('a wrong or missing token is told what is required: the admin token, not an API key', async () => {
+    const wrong = await createCompany(`Bearer ${TEST_ADMIN_TOKEN}x`, `Admin ${randomUUID()}`);
+    expectProblem(wrong, 401, 'unauthorized');
+    expect((wrong.body as { detail: string }).detail).toBe(
+      'A valid admin token is required: send "Authorization: Bearer <ADMIN_API_TOKEN>".',
+    );
+  });
+
+  it("guesses take from their address's rate limit: a flood meets 429 with Retry-After; the token still works", async () => {
+    const name = `Admin ${randomUUID()}`;
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, index) =>
+        createCompany(index % 2 === 0 ? `Bearer guess-${index}` : undefined, name),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.every((status) => status === 401 || status === 429)).toBe(true);
+    const limited = answers.filter((answer) => answer.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    expectProblem(limited[0], 429, 'rate_limited');
+    expect(limited[0].headers['retry-after']).toMatch(/^\d+$/);
+    expect(await createCompany(`Bearer ${TEST_ADMIN_TOKEN}`, `Admin ${randomUUID()}`)).toMatchObject({
+      status: 201,
+    });
+    const { rows } = await db.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM companies WHERE name = $1`,
+      [name],
+    );
+    expect(rows[0].count).toBe(0);
+  });
+});

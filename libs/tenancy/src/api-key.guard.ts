@@ -61,7 +61,7 @@ export class ApiKeyGuard implements CanActivate {
         // The burst of a client whose key is being verified right now waits for that one lookup.
         key = await inFlight;
       } else {
-        admit(response, this.limiter.address(request.ip ?? request.socket.remoteAddress ?? 'unknown'));
+        admitUnauthenticated(this.limiter, request, response);
         if (!hash || !hashHex) throw new UnauthorizedError();
         key = await this.lookUp(hash, hashHex);
       }
@@ -115,6 +115,30 @@ export class ApiKeyGuard implements CanActivate {
 function bearerHashOf(request: IncomingMessage): Buffer | undefined {
   const match = BEARER.exec(request.headers.authorization ?? '');
   return match ? hashApiKey(match[1]) : undefined;
+}
+
+/**
+ * The credential of an `Authorization: Bearer …` header, the scheme's case ignored (RFC 9110
+ * §11.1); undefined without one. For credentials of any form (the operator's admin token);
+ * API keys are parsed stricter.
+ */
+export function bearerTokenOf(request: IncomingMessage): string | undefined {
+  return /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1];
+}
+
+/**
+ * The admission of a request that has not authenticated — no credential, a wrong one, or an API
+ * key this process has not verified yet — on `/v1` and `/admin` alike: it takes from its client
+ * address's rate limit (setting the RateLimit headers), so a flood of guesses is refused before
+ * it costs a lookup.
+ * @throws RateLimitedError when the address is over its limit
+ */
+export function admitUnauthenticated(
+  limiter: RateLimiter,
+  request: IncomingMessage & { ip?: string },
+  response: ServerResponse,
+): void {
+  admit(response, limiter.address(request.ip ?? request.socket.remoteAddress ?? 'unknown'));
 }
 
 function mayCall(key: VerifiedApiKey, method: string | undefined): boolean {

@@ -1,6 +1,13 @@
 export { TenancyModule } from './tenancy.module';
 export { CompanyProfilesModule } from './company-profiles.module';
-export { ApiKeyGuard, CurrentCompany, authenticatedCompanyOf, companyOf } from './api-key.guard';
+export {
+  ApiKeyGuard,
+  CurrentCompany,
+  admitUnauthenticated,
+  authenticatedCompanyOf,
+  bearerTokenOf,
+  companyOf,
+} from './api-key.guard';
 export { API_KEY_SCOPES } from './api-key';
 export type { ApiKeyScope } from './api-key';
 export { CompaniesRepository } from './companies.repository';
@@ -28,6 +35,7 @@ export {
   REVOCATION_LISTENER_APPLICATION_NAME,
   RevocationListener,
 } from './revocations/revocation-listener';
+export { RateLimiter } from './rate-limits/rate-limiter';
 export { DEFAULT_RATE_LIMIT_PER_SECOND, parseRateLimitConfig } from './rate-limits/rate-limit-config';
 export type { RateLimitConfig } from './rate-limits/rate-limit-config';
 export {

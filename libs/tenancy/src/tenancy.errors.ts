@@ -2,8 +2,8 @@
 
 export class UnauthorizedError extends Error {
   readonly code = 'unauthorized';
-  constructor() {
-    super('A valid API key is required: send "Authorization: Bearer <api key>".');
+  constructor(detail = 'A valid API key is required: send "Authorization: Bearer <api key>".') {
+    super(detail);
   }
 }
 

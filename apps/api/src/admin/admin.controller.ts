@@ -5,6 +5,7 @@ import {
   ApiNotFoundResponse,
   ApiOperation,
   ApiTags,
+  ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
 import { Idempotent, IdempotentBody } from '@ledgerkey/idempotency';
 import { CreateCompanyDto, CreateCompanyHandler, CreatedCompanyView } from '@ledgerkey/tenancy';
@@ -16,6 +17,11 @@ import { ApiOperatorOnly } from '../openapi-audience';
 @ApiTags('Admin')
 @ApiBearerAuth('admin')
 @ApiNotFoundResponse({ description: 'ADMIN_API_TOKEN is not set: the admin API is off' })
+@ApiTooManyRequestsResponse({
+  description:
+    'A request without the admin token from a client address over its rate limit (`rate_limited`, ' +
+    '`Retry-After`), as `/v1` limits requests whose key is not verified: guessing the token meets it soon',
+})
 @UseGuards(AdminTokenGuard)
 @Controller('admin')
 export class AdminController {
