@@ -5,7 +5,8 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { API_ENTRY, apiStartCommand } from './start-command';
-import { type TestCompany, UNLIMITED_RATE } from './test-app';
+import type { TestCompany } from './test-app';
+import { UNLIMITED_RATE } from './test-env';
 import { testDatabaseUrl } from './test-database';
 import { TEST_SECRETS_KEY } from './test-secrets';
 

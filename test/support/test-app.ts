@@ -4,12 +4,10 @@ import request from 'supertest';
 import { loadConfig } from '../../apps/api/src/config';
 import { type AppOptions, createApp } from '../../apps/api/src/create-app';
 import { testDatabaseUrl } from './test-database';
+import { TEST_ADMIN_TOKEN, UNLIMITED_RATE } from './test-env';
 import { TEST_SECRETS_KEY } from './test-secrets';
 
-export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
-
-/** RATE_LIMIT_PER_SECOND of test apps and processes that do not test rate limits (the highest accepted). */
-export const UNLIMITED_RATE = '1000000';
+export { TEST_ADMIN_TOKEN, UNLIMITED_RATE } from './test-env';
 
 export interface TestApp {
   app: NestExpressApplication;
