@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { defaultPoolSize } from '../../libs/database/src/data-source.factory';
+import { defaultPoolSize } from '../../libs/database/src/database-options';
 
 /** Compiled to dist/bench/test/bench/: the repository is four levels up. */
 export const ROOT = resolve(__dirname, '../../../..');

@@ -126,12 +126,9 @@ export async function emptyDatabase(run: Run, suffix: string): Promise<string> {
 
 export async function migratedDatabase(run: Run, suffix: string): Promise<string> {
   const url = await emptyDatabase(run, suffix);
-  const dataSource = await createDataSource({
-    url,
-    poolSize: 2,
-    applicationName: 'ledgerkey-bench',
-    migrations: MIGRATIONS,
-  }).initialize();
+  const dataSource = await (
+    await createDataSource({ url, poolSize: 2, applicationName: 'ledgerkey-bench', migrations: MIGRATIONS })
+  ).initialize();
   await runMigrations(dataSource);
   await dataSource.destroy();
   await installJobQueue(url);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createDataSource, runMigrations } from '../../libs/database/src';
+import { openMigrationDataSource, runMigrations } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { DocumentNamespacesSupplierIdentity1765000000000 } from '../../migrations/1765000000000-document-namespaces-supplier-identity';
 import {
@@ -122,12 +122,12 @@ describe('migration DocumentNamespacesSupplierIdentity1765000000000 on existing 
       [b, LEGACY_NAMED_BY_VAT],
     );
 
-    dataSource = await createDataSource({
+    dataSource = await openMigrationDataSource({
       url: database.url,
       poolSize: 2,
       applicationName: 'ledgerkey-migration-test',
       migrations: MIGRATIONS.slice(0, position + 1),
-    }).initialize();
+    });
     expect(await runMigrations(dataSource)).toEqual([new MIGRATION().name]);
   });
 

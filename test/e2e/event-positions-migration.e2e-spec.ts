@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createDataSource, quoteIdentifier } from '../../libs/database/src';
+import { openMigrationDataSource, quoteIdentifier } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { EventPositions1765200000000 } from '../../migrations/1765200000000-event-positions';
 import { testDatabaseState } from '../support/test-database';
@@ -24,12 +24,12 @@ describe('migration EventPositions1765200000000', () => {
   }
 
   function connect(migrations: typeof MIGRATIONS): Promise<DataSource> {
-    return createDataSource({
+    return openMigrationDataSource({
       url,
       poolSize: 3,
       applicationName: 'ledgerkey-test-migration',
       migrations,
-    }).initialize();
+    });
   }
 
   beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { createDataSource } from '../../libs/database/src';
+import { openMigrationDataSource } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { Metadata1766200000000 } from '../../migrations/1766200000000-metadata';
 import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
@@ -96,10 +96,10 @@ describe('migration Metadata1766200000000', () => {
 });
 
 function connect(url: string, migrations: typeof MIGRATIONS): Promise<DataSource> {
-  return createDataSource({
+  return openMigrationDataSource({
     url,
     poolSize: 2,
     applicationName: 'ledgerkey-test-migration',
     migrations,
-  }).initialize();
+  });
 }

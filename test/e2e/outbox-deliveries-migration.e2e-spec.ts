@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createDataSource, runMigrations } from '../../libs/database/src';
+import { openMigrationDataSource, runMigrations } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { OutboxDeliveries1765600000000 } from '../../migrations/1765600000000-outbox-deliveries';
 import {
@@ -92,13 +92,12 @@ describe('migration OutboxDeliveries1765600000000 with queued jobs', () => {
     );
     // Another task's job is left alone.
     await db.query(`SELECT graphile_worker.add_job('purge_idempotency_keys', '{}'::json)`);
-    dataSource = await createDataSource({
+    dataSource = await openMigrationDataSource({
       url: database.url,
       poolSize: 2,
       applicationName: 'ledgerkey-migration-test',
       migrations: MIGRATIONS.slice(0, position + 1),
     });
-    await dataSource.initialize();
   }, 60_000);
 
   afterAll(async () => {

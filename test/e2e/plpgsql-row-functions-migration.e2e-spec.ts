@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { createDataSource } from '../../libs/database/src';
+import { openMigrationDataSource } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { PlpgsqlRowFunctions1767300000000 } from '../../migrations/1767300000000-plpgsql-row-functions';
 import { createIsolatedDatabase, type IsolatedDatabase } from '../support/isolated-database';
@@ -25,12 +25,12 @@ describe('migration PlpgsqlRowFunctions1767300000000', () => {
     const upTo = MIGRATIONS.slice(0, MIGRATIONS.indexOf(PlpgsqlRowFunctions1767300000000) + 1);
     expect(upTo.at(-1)).toBe(PlpgsqlRowFunctions1767300000000);
     database = await createIsolatedDatabase('plpgsql_row_functions', { migrations: upTo });
-    dataSource = await createDataSource({
+    dataSource = await openMigrationDataSource({
       url: database.url,
       poolSize: 2,
       applicationName: 'ledgerkey-test-migration',
       migrations: upTo,
-    }).initialize();
+    });
     const db = dataSource;
     const [bare, profiled, unknown] = [randomUUID(), randomUUID(), randomUUID()];
     await db.query(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createDataSource, runMigrations } from '../../libs/database/src';
+import { openMigrationDataSource, runMigrations } from '../../libs/database/src';
 import { MIGRATIONS } from '../../migrations';
 import { TenantKeys1765500000000 } from '../../migrations/1765500000000-tenant-keys';
 import {
@@ -174,12 +174,12 @@ describe('migration TenantKeys1765500000000 on existing data', () => {
     rowsBefore = await rowDigests();
     offendersBefore = await offenders();
 
-    dataSource = await createDataSource({
+    dataSource = await openMigrationDataSource({
       url: database.url,
       poolSize: 2,
       applicationName: 'ledgerkey-migration-test',
       migrations: MIGRATIONS.slice(0, position + 1),
-    }).initialize();
+    });
   });
 
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { type Env, EnvReader, type ParsedConfig } from '@ledgerkey/process';
-import { DEFAULT_PREPARED_STATEMENTS } from './data-source.factory';
+import { DEFAULT_PREPARED_STATEMENTS } from './database-options';
 
 /** Where a process's database is and how long a statement may run. */
 export interface DatabaseConfig {

@@ -1,27 +1,37 @@
 import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
-import { DataSource } from 'typeorm';
-import { createDataSource, type DatabaseOptions } from './data-source.factory';
+import type { DatabaseOptions } from './database-options';
 import { DeferredWrites } from './deferred-writes';
 import { PgTransactionalAdapter } from './pg-transactions';
+import { type Migration, pendingMigrations } from './schema-migrations';
 import { DatabasePool } from './sql';
 
 const DATABASE_OPTIONS = Symbol('DATABASE_OPTIONS');
 
-/** TypeORM's DataSource is for migrations (one connection for their lock, one to run) and readiness. */
-const DATA_SOURCE_POOL_SIZE = 2;
+/** Whether the database has every migration this build knows (readiness). */
+export class SchemaState {
+  constructor(
+    private readonly pool: DatabasePool,
+    private readonly migrations: Migration[],
+  ) {}
+
+  /** The names of this build's migrations the database has not applied; one read. */
+  pending(): Promise<string[]> {
+    return pendingMigrations(<Row>(text: string) => this.pool.query<Row>(text), this.migrations);
+  }
+}
 
 /**
- * Provides the request path's `DatabasePool` and the initialised DataSource to the whole
- * application and closes both on shutdown, after Nest has stopped taking requests; then runs
- * `afterClose` (the embedded server stops last).
+ * Provides the request path's `DatabasePool` and the schema's state to the whole application and
+ * closes the pool on shutdown, after Nest has stopped taking requests; then runs `afterClose`
+ * (the embedded server stops last). Migrations run before the application starts
+ * (`installSchema`), so the application holds no TypeORM DataSource.
  */
 @Global()
 @Module({})
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(
     private readonly pool: DatabasePool,
-    @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(DATABASE_OPTIONS) private readonly options: DatabaseOptions,
   ) {}
 
@@ -32,20 +42,19 @@ export class DatabaseModule implements OnApplicationShutdown {
         { provide: DATABASE_OPTIONS, useValue: options },
         { provide: DatabasePool, useFactory: () => new DatabasePool(options) },
         {
-          provide: DataSource,
-          useFactory: async () =>
-            createDataSource({ ...options, poolSize: DATA_SOURCE_POOL_SIZE }).initialize(),
+          provide: SchemaState,
+          inject: [DatabasePool],
+          useFactory: (pool: DatabasePool) => new SchemaState(pool, options.migrations),
         },
         DeferredWrites,
       ],
-      exports: [DatabasePool, DataSource, DeferredWrites],
+      exports: [DatabasePool, SchemaState, DeferredWrites],
     };
   }
 
-  /** Closes both pools. */
+  /** Closes the pool: every connection closed. */
   async close(): Promise<void> {
     await this.pool.end();
-    if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,6 +1,13 @@
-export { createDataSource, defaultPoolSize, runMigrations, migrationsUpToDate } from './data-source.factory';
-export type { DatabaseOptions } from './data-source.factory';
-export { DatabaseModule, transactionalPlugin } from './database.module';
+export { defaultPoolSize } from './database-options';
+export type { DatabaseOptions } from './database-options';
+export {
+  migrationName,
+  openMigrationDataSource,
+  pendingMigrations,
+  runMigrations,
+} from './schema-migrations';
+export type { Migration } from './schema-migrations';
+export { DatabaseModule, SchemaState, transactionalPlugin } from './database.module';
 export { parseDatabaseConfig } from './database-config';
 export type { DatabaseConfig } from './database-config';
 export { installSchema, prepareDatabase } from './prepare-database';

@@ -105,3 +105,8 @@ export function isStalePlan(error: unknown): boolean {
       (typeof message === 'string' && message.includes('cached plan must not change result type')))
   );
 }
+
+/** SQLSTATE 42P01 (undefined_table), e.g. a table no migration has created yet. */
+export function isUndefinedTable(error: unknown): boolean {
+  return driverError(error)?.code === '42P01';
+}

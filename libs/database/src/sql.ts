@@ -1,14 +1,14 @@
 import { Pool, type PoolClient, type QueryResult } from 'pg';
-import { QueryFailedError } from 'typeorm';
 import { closing } from './close-pool';
-import { connectionSettings, type DatabaseOptions, DEFAULT_PREPARED_STATEMENTS } from './data-source.factory';
+import { connectionSettings, type DatabaseOptions, DEFAULT_PREPARED_STATEMENTS } from './database-options';
 import { isStalePlan } from './postgres-errors';
+import { QueryFailedError } from './query-failed-error';
 
 /** SQL on the current transaction (`TransactionHost.tx`), or outside one on the pool, in autocommit. */
 export interface Sql {
   /**
    * Runs one statement and returns its rows (none for a command without RETURNING).
-   * @throws QueryFailedError (TypeORM's, the driver's error as `driverError`) when it fails
+   * @throws QueryFailedError (the driver's error as `driverError`, its fields copied) when it fails
    */
   query<Row = Record<string, unknown>>(text: string, values?: unknown[]): Promise<Row[]>;
 }
@@ -60,7 +60,6 @@ export async function runStatement(
     return await on.query(name === undefined ? { text, values } : { name, text, values });
   } catch (error) {
     if (name !== undefined && isStalePlan(error)) names.renew(text);
-    // TypeORM's error, as before this pool was ours: callers and logs read `driverError` and its type.
     throw new QueryFailedError(text, values, error as Error);
   }
 }

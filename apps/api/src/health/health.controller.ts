@@ -1,7 +1,6 @@
 import { Controller, Get, HttpCode } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { migrationsUpToDate } from '@ledgerkey/database';
-import { DataSource } from 'typeorm';
+import { SchemaState } from '@ledgerkey/database';
 import { ApiOperatorOnly, ApiPublic } from '../openapi-audience';
 
 export class ServiceUnavailableError extends Error {
@@ -13,7 +12,7 @@ export class ServiceUnavailableError extends Error {
 @ApiTags('Operations')
 @Controller('health')
 export class HealthController {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly schema: SchemaState) {}
 
   @Get('live')
   @HttpCode(200)
@@ -42,13 +41,13 @@ export class HealthController {
   })
   @ApiServiceUnavailableResponse({ description: '`service_unavailable`' })
   async ready(): Promise<{ status: 'ready' }> {
-    let upToDate: boolean;
+    let pending: string[];
     try {
-      upToDate = await migrationsUpToDate(this.dataSource);
+      pending = await this.schema.pending();
     } catch (error) {
       throw new ServiceUnavailableError('The database is not reachable.', { cause: error });
     }
-    if (!upToDate) throw new ServiceUnavailableError('Database migrations are pending.');
+    if (pending.length > 0) throw new ServiceUnavailableError('Database migrations are pending.');
     return { status: 'ready' };
   }
 }

@@ -1,4 +1,4 @@
-import { defaultPoolSize } from './data-source.factory';
+import { defaultPoolSize } from './database-options';
 
 describe('defaultPoolSize', () => {
   it('is twice the cores, at least 4', () => {
