@@ -4,7 +4,7 @@ import {
   type IdempotencyObserver,
 } from '@ledgerkey/idempotency';
 import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
+import { DatabasePool } from '@ledgerkey/database';
 import { anInvoice, newKey } from '../support/invoice.builder';
 import { parsePrometheusText, sampleValue } from '../support/prometheus';
 import { startTestApp, type TestApp, type TestCompany } from '../support/test-app';
@@ -205,11 +205,11 @@ describe('purgeExpiredIdempotencyRecords', () => {
     ]);
   });
 
-  it('runs on a TypeORM DataSource as well as on a pg pool', async () => {
+  it("runs on the application's DatabasePool (it answers rows) as well as on a pg pool (a result)", async () => {
     const company = await t.newCompany();
     await storeRecords(company, newKey('expired'), 3, LONG_AGO);
     expect(
-      await purgeExpiredIdempotencyRecords(t.app.get(DataSource), { batchSize: 2 }),
+      await purgeExpiredIdempotencyRecords(t.app.get(DatabasePool), { batchSize: 2 }),
     ).toBeGreaterThanOrEqual(3);
     expect(await keysOf(company)).toEqual([]);
   });
@@ -225,7 +225,7 @@ describe('purgeExpiredIdempotencyRecords', () => {
     const before = await purgedTotal();
 
     const observer = t.app.get<IdempotencyObserver>(IDEMPOTENCY_OBSERVER);
-    const purged = await purgeExpiredIdempotencyRecords(t.app.get(DataSource));
+    const purged = await purgeExpiredIdempotencyRecords(t.app.get(DatabasePool));
     observer.purged(purged);
 
     expect(purged).toBeGreaterThanOrEqual(4);

@@ -8,15 +8,13 @@ export interface PgQueryable {
 /**
  * A connection for SQL run outside the request's transaction (maintenance jobs, metrics): a
  * node-postgres pool or client (what graphile-worker hands its tasks), or an `Sql` that answers
- * rows (the `DatabasePool`; TypeORM's DataSource fits too). Every statement runs on its own, in
- * autocommit.
+ * rows (the `DatabasePool`). Every statement runs on its own, in autocommit.
  */
 export type SqlClient = PgQueryable | Sql;
 
 /**
  * Runs one statement and returns its rows. The statement must be SELECT-shaped (a `WITH …
- * DELETE … RETURNING` wrapped in a final SELECT counts): on a DataSource, other commands answer
- * `[rows, rowCount]` instead of the rows.
+ * DELETE … RETURNING` wrapped in a final SELECT counts).
  */
 export async function queryRows<TRow>(
   client: SqlClient,
