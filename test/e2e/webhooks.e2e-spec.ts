@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { Pool } from 'pg';
 import { newKey } from '../support/invoice.builder';
 import { columnsContaining } from '../support/stored-text-scan';
@@ -20,6 +21,7 @@ describe('webhook endpoints without WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
   it.each([
     'http://127.0.0.1:8080/hook',
     'http://localhost:8080/hook',
+    'http://foo.localhost./hook',
     'http://[::1]/hook',
     'http://[::ffff:127.0.0.1]/hook',
     'http://2130706433/hook',
@@ -42,6 +44,15 @@ describe('webhook endpoints without WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     const list = await t.http.get('/v1/webhook-endpoints').set(company.auth);
     expect(list.body.data).toEqual([]);
+  });
+
+  it("registers every name alike, resolving none (no oracle): this machine's own name (loopback) and one that does not exist", async () => {
+    const company = await t.newCompany();
+    // Deliveries resolve the name and refuse both with the same words (webhook-target.spec.ts).
+    for (const url of [`http://${hostname()}/hook`, 'http://no-such-host.invalid/hook']) {
+      const response = await registerEndpoint(t, company, { url, enabledEvents: ['*'] });
+      expect({ url, status: response.status }).toEqual({ url, status: 201 });
+    }
   });
 
   it('rejects malformed bodies with 400 validation_failed and stores nothing', async () => {

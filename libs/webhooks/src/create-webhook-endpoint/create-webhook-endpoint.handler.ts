@@ -1,19 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { metadataOf, Transactional } from '@ledgerkey/database';
 import { SecretBox } from '@ledgerkey/secrets';
 import type { CreatedWebhookEndpointView } from '../endpoints/webhook-endpoint.view';
 import { WebhookEndpointsRepository } from '../endpoints/webhook-endpoints.repository';
 import { newWebhookSecret } from '../signing/webhook-signature';
-import { nonPublicAddressKind } from '../target-guard/target-address';
-import { assertAllowedUrl, ForbiddenTargetError, hostOf } from '../target-guard/webhook-target';
+import { assertAllowedUrl, ForbiddenTargetError } from '../target-guard/webhook-target';
 import { WEBHOOK_OPTIONS, type WebhookOptions } from '../webhook-options';
 import { WebhookUrlForbiddenError } from '../webhooks.errors';
 import type { CreateWebhookEndpointDto } from './create-webhook-endpoint.dto';
-
-/** Registration waits this long for DNS at most; delivery checks again anyway. */
-const REGISTRATION_DNS_TIMEOUT_MS = 3000;
 
 @Injectable()
 export class CreateWebhookEndpointHandler {
@@ -25,8 +20,8 @@ export class CreateWebhookEndpointHandler {
 
   /**
    * Registers an endpoint with a new signing secret, returned only here; it is stored sealed.
-   * @throws WebhookUrlForbiddenError when the URL's host is, or resolves to, a non-public address
-   *   (and private targets are not allowed)
+   * @throws WebhookUrlForbiddenError when the URL's host is a non-public address or names
+   *   localhost (and private targets are not allowed); names are checked at delivery
    */
   @Transactional()
   async execute(
@@ -37,7 +32,7 @@ export class CreateWebhookEndpointHandler {
     // Normalized once (host case, default port, path): what is checked is what is called, and
     // what is stored (the DTO validated that this form fits the column).
     const url = new URL(dto.url);
-    await this.assertAllowedTarget(url);
+    this.assertAllowedTarget(url);
     const secret = newWebhookSecret();
     const endpoint = await this.endpoints.insert(companyId, {
       id: randomUUID(),
@@ -52,10 +47,12 @@ export class CreateWebhookEndpointHandler {
   }
 
   /**
-   * Static checks, then the addresses the name resolves to now. A name that does not resolve
-   * (yet) is accepted: every delivery resolves and checks again before connecting.
+   * What can be checked without DNS: the scheme, and hosts that are (or name) non-public
+   * addresses. A name is not resolved here: registration answers the same for every name, so it
+   * tells a tenant nothing about which names the network resolves, or to what. Every delivery
+   * resolves the name and checks its addresses before connecting.
    */
-  private async assertAllowedTarget(url: URL): Promise<void> {
+  private assertAllowedTarget(url: URL): void {
     try {
       assertAllowedUrl(url, this.options.allowPrivateTargets);
     } catch (error) {
@@ -63,28 +60,5 @@ export class CreateWebhookEndpointHandler {
         throw new WebhookUrlForbiddenError(error.message, { cause: error });
       throw error;
     }
-    if (this.options.allowPrivateTargets) return;
-    const addresses = await resolveWithin(hostOf(url), REGISTRATION_DNS_TIMEOUT_MS);
-    for (const address of addresses) {
-      const kind = nonPublicAddressKind(address);
-      if (kind !== null) throw new WebhookUrlForbiddenError(`url resolves to a ${kind} address`);
-    }
-  }
-}
-
-/** The host's addresses, or none when it does not resolve in time. */
-async function resolveWithin(host: string, timeoutMs: number): Promise<string[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string[]>((resolve) => {
-    timer = setTimeout(() => resolve([]), timeoutMs);
-  });
-  const resolved = lookup(host, { all: true, order: 'verbatim' }).then(
-    (entries) => entries.map((entry) => entry.address),
-    () => [],
-  );
-  try {
-    return await Promise.race([resolved, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
