@@ -89,6 +89,7 @@ export function startApi(
       PAYMENT_PROVIDER_API_KEY: 'sk_unused_in_the_benchmark_0',
       // The load is a few companies from one address: the limiter runs (its cost is measured) but never refuses.
       RATE_LIMIT_PER_SECOND: '1000000',
+      RATE_LIMIT_UNVERIFIED_PER_SECOND: '1000000',
       ...env,
     },
     logDir,

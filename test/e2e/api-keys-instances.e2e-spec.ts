@@ -10,7 +10,10 @@ import {
 } from '../support/isolated-database';
 import type { TestCompany } from '../support/test-app';
 
-/** RATE_LIMIT_PER_SECOND of both processes: each admits 10/s, bursts of 20 (its half of 20/s, burst 40). */
+/**
+ * RATE_LIMIT_PER_SECOND and RATE_LIMIT_UNVERIFIED_PER_SECOND of both processes: each admits
+ * 10/s, bursts of 20 (its half of 20/s, burst 40).
+ */
 const RATE = 20;
 /** Requests with unknown keys sent while `api_keys` is locked (the per-address limit's test). */
 const FLOOD = 10;
@@ -99,6 +102,7 @@ describe('API keys and rate limits across two API processes', () => {
     const env = {
       DATABASE_URL: database.url,
       RATE_LIMIT_PER_SECOND: String(RATE),
+      RATE_LIMIT_UNVERIFIED_PER_SECOND: String(RATE),
       // More connections than the unknown-key flood below has requests: one that found a token
       // holds a connection while it waits on the locked table, and the verified key still needs one.
       DATABASE_POOL_SIZE: String(FLOOD + 6),

@@ -222,14 +222,18 @@ describe('admin API switched off (ADMIN_API_TOKEN="")', () => {
   });
 });
 
-/** `/admin` admits as `/v1` does: the scheme's case, its own message, the address's rate limit. */
-describe("the admin token's admission, as /v1's", () => {
+/**
+ * Requests that have not authenticated, on `/admin` and `/v1` alike: the scheme's case, their own
+ * messages, and the address's rate limit (RATE_LIMIT_UNVERIFIED_PER_SECOND), tighter than a
+ * company's (unlimited here).
+ */
+describe('admission of requests that have not authenticated', () => {
   let t: TestApp;
   let db: Pool;
 
   beforeAll(async () => {
-    // A low limit: the address's burst is at most 2 × 5 per second, shared among live processes.
-    t = await startTestApp({ RATE_LIMIT_PER_SECOND: '5' });
+    // The address's burst is at most 2 × 5 per second, shared among live processes.
+    t = await startTestApp({ RATE_LIMIT_UNVERIFIED_PER_SECOND: '5' });
     db = testDatabasePool();
   });
   afterAll(async () => {
@@ -280,5 +284,30 @@ describe("the admin token's admission, as /v1's", () => {
       [name],
     );
     expect(rows[0].count).toBe(0);
+  });
+
+  it('unknown API keys meet the address limit on /v1; a verified key is not held up by it', async () => {
+    const company = await t.newCompany();
+    // Verified once (its first request takes from the address too, which earlier tests emptied).
+    const deadline = Date.now() + 10_000;
+    let first = await t.http.get('/v1/events').set(company.auth);
+    while (first.status === 429 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      first = await t.http.get('/v1/events').set(company.auth);
+    }
+    expect(first.status).toBe(200);
+
+    const unknown = await Promise.all(
+      Array.from({ length: 40 }, (_, index) =>
+        t.http.get('/v1/events').set('Authorization', `Bearer lk_unknown${String(index).padStart(39, '0')}`),
+      ),
+    );
+    expect(unknown.every((answer) => answer.status === 401 || answer.status === 429)).toBe(true);
+    expect(unknown.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
+    // The company's own limit is unlimited here: its burst passes whole.
+    const verified = await Promise.all(
+      Array.from({ length: 40 }, () => t.http.get('/v1/events').set(company.auth)),
+    );
+    expect(verified.map((answer) => answer.status)).toEqual(Array(40).fill(200));
   });
 });

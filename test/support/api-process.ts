@@ -90,6 +90,7 @@ export async function startApiProcess(options: ApiProcessOptions = {}): Promise<
     ...UNUSED_PAYMENT_PROVIDER,
     // Suites fire bursts at one company from one address: only the rate-limit suites set a limit.
     RATE_LIMIT_PER_SECOND: UNLIMITED_RATE,
+    RATE_LIMIT_UNVERIFIED_PER_SECOND: UNLIMITED_RATE,
     ...options.env,
   };
   const release = await holdSharedLock(BUILD_LOCK);

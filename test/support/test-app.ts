@@ -46,6 +46,7 @@ export async function startTestApp(
     SECRETS_KEY: TEST_SECRETS_KEY,
     // Suites fire bursts at one company from one address: only the rate-limit suites set a limit.
     RATE_LIMIT_PER_SECOND: UNLIMITED_RATE,
+    RATE_LIMIT_UNVERIFIED_PER_SECOND: UNLIMITED_RATE,
     ...env,
   });
   const app = await createApp(

@@ -50,12 +50,27 @@ describe('loadConfig', () => {
         recovery: { intervalMs: 30_000, maxAttempts: 10 },
         testCrashPoint: undefined,
       },
-      rateLimits: { perSecond: 100 },
+      rateLimits: { perSecond: 100, unverifiedPerSecond: 10 },
     });
   });
 
+  it('reads RATE_LIMIT_UNVERIFIED_PER_SECOND, a positive integer up to 1000000, apart from the company limit', () => {
+    expect(loadConfig({ RATE_LIMIT_UNVERIFIED_PER_SECOND: '3' }).rateLimits).toEqual({
+      perSecond: 100,
+      unverifiedPerSecond: 3,
+    });
+    for (const value of ['0', '1000001', 'many']) {
+      expect(() => loadConfig({ RATE_LIMIT_UNVERIFIED_PER_SECOND: value })).toThrow(
+        /RATE_LIMIT_UNVERIFIED_PER_SECOND/,
+      );
+    }
+  });
+
   it('reads RATE_LIMIT_PER_SECOND, a positive integer up to 1000000', () => {
-    expect(loadConfig({ RATE_LIMIT_PER_SECOND: '7' }).rateLimits).toEqual({ perSecond: 7 });
+    expect(loadConfig({ RATE_LIMIT_PER_SECOND: '7' }).rateLimits).toEqual({
+      perSecond: 7,
+      unverifiedPerSecond: 10,
+    });
     expect(() => loadConfig({ RATE_LIMIT_PER_SECOND: '0' })).toThrow(/RATE_LIMIT_PER_SECOND/);
     expect(() => loadConfig({ RATE_LIMIT_PER_SECOND: '1000001' })).toThrow(/RATE_LIMIT_PER_SECOND/);
     expect(() => loadConfig({ RATE_LIMIT_PER_SECOND: 'many' })).toThrow(/RATE_LIMIT_PER_SECOND/);
