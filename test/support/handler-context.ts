@@ -23,7 +23,7 @@ export interface HandlerContext {
 
 /**
  * The handler tier: lib modules (`imports`) with what the application gives them — nestjs-cls
- * with the transactional plugin, the DataSource on the shared migrated test database — and no
+ * with the transactional plugin, the request pool on the shared migrated test database — and no
  * HTTP. One per test file: @nestjs-cls/transactional keeps a process-wide TransactionHost (see
  * test-app.ts).
  */
