@@ -91,6 +91,33 @@ describe('bad input never yields a 5xx', () => {
     },
   );
 
+  describe('properties named like built-in object members (the pipe would drop them, not refuse them)', () => {
+    const MESSAGE =
+      'must not be named like a built-in object member (__proto__, constructor, prototype, toString, …)';
+    /** A valid invoice's JSON with `member` added to the object `at` (raw text: `__proto__` stays a key). */
+    const withMember = (at: 'body' | 'line' | 'metadata', member: string) => {
+      const json = JSON.stringify(valid().build());
+      if (at === 'line') return json.replace('"lines":[{', `"lines":[{${member},`);
+      return json.replace(/^\{/, at === 'body' ? `{${member},` : `{"metadata":{"crm":"1",${member}},`);
+    };
+
+    it.each([
+      ['body', '"__proto__":{"isAdmin":true}', '__proto__'],
+      ['body', '"constructor":{"prototype":{"polluted":true}}', 'constructor'],
+      ['body', '"toString":"x"', 'toString'],
+      ['line', '"valueOf":1', 'lines[0].valueOf'],
+      ['line', '"__proto__":{}', 'lines[0].__proto__'],
+      ['metadata', '"toString":"y"', 'metadata.toString'],
+      ['metadata', '"__proto__":"p"', 'metadata.__proto__'],
+      ['metadata', '"prototype":"p"', 'metadata.prototype'],
+    ] as const)('%s: %s → 400 validation_failed naming it, nothing stored', async (at, member, field) => {
+      const company = await t.newCompany();
+      const response = await create(company, withMember(at, member));
+      expect(expectProblem(response, 400, 'validation_failed').errors).toEqual([{ field, message: MESSAGE }]);
+      await expectNothingStored(company);
+    });
+  });
+
   it('a body over REQUEST_BODY_LIMIT_BYTES (1 MiB) → 413 payload_too_large', async () => {
     const company = await t.newCompany();
     const body = valid()
