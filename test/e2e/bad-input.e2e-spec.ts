@@ -118,6 +118,33 @@ describe('bad input never yields a 5xx', () => {
     });
   });
 
+  it.each([33, 1500, 2000, 100_000])(
+    'objects and arrays nested %d deep → 400 malformed_json (a couple of thousand overflowed the pipe: 500)',
+    async (depth) => {
+      const company = await t.newCompany();
+      const body = JSON.stringify(valid().build()).replace(
+        /^\{/,
+        `{"notes":${'['.repeat(depth - 1)}"[{\\"]"${']'.repeat(depth - 1)},`,
+      );
+      const response = await create(company, body);
+      expect(expectProblem(response, 400, 'malformed_json').detail).toBe(
+        'The request body nests objects and arrays deeper than 32 levels.',
+      );
+      await expectNothingStored(company);
+    },
+  );
+
+  it('32 levels of nesting are parsed (and the schema answers)', async () => {
+    const company = await t.newCompany();
+    const body = JSON.stringify(valid().build()).replace(
+      /^\{/,
+      `{"notes":${'['.repeat(31)}${']'.repeat(31)},`,
+    );
+    const response = await create(company, body);
+    const { errors } = expectProblem(response, 400, 'validation_failed');
+    expect((errors ?? []).map((error) => error.field)).toContain('notes');
+  });
+
   it('a body over REQUEST_BODY_LIMIT_BYTES (1 MiB) → 413 payload_too_large', async () => {
     const company = await t.newCompany();
     const body = valid()

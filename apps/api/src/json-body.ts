@@ -16,6 +16,37 @@ export class RequestBodyError extends Error {
 
 /** The parser's error type for a body that is not UTF-8 (thrown by our `verify`). */
 const INVALID_UTF8 = 'encoding.invalid_utf8';
+/** The parser's error type for a body nested deeper than `MAX_NESTING` (thrown by our `verify`). */
+const TOO_DEEP = 'entity.too_deep';
+
+/**
+ * Objects and arrays inside one another, at most: every request schema is a few levels deep.
+ * Deeper bodies are refused before parsing: the validation pipe walks a body recursively, and a
+ * couple of thousand levels overflowed its stack (a 500).
+ */
+export const MAX_NESTING = 32;
+
+/** Whether the JSON text nests objects and arrays deeper than `max`: one pass, strings skipped. */
+function nestsDeeperThan(bytes: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < bytes.length; index += 1) {
+    const byte = bytes[index];
+    if (inString) {
+      if (byte === 0x5c)
+        index += 1; // a backslash escapes the next byte
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (byte === 0x7b || byte === 0x5b) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (byte === 0x7d || byte === 0x5d) {
+      depth -= 1;
+    }
+  }
+  return false;
+}
 
 function bodyError(error: unknown): RequestBodyError {
   switch ((error as { type?: unknown }).type) {
@@ -31,6 +62,12 @@ function bodyError(error: unknown): RequestBodyError {
         {
           cause: error,
         },
+      );
+    case TOO_DEEP:
+      return new RequestBodyError(
+        'malformed_json',
+        `The request body nests objects and arrays deeper than ${MAX_NESTING} levels.`,
+        { cause: error },
       );
     case INVALID_UTF8:
       return new RequestBodyError(
@@ -81,6 +118,9 @@ export function jsonBody(limitBytes: number): RequestHandler {
       // Decoding would turn each invalid sequence into U+FFFD: other bytes, the same stored text
       // under another fingerprint. Refused instead, so what is stored is what was sent.
       if (!isUtf8(bytes)) throw Object.assign(new Error('invalid UTF-8'), { type: INVALID_UTF8 });
+      if (nestsDeeperThan(bytes, MAX_NESTING)) {
+        throw Object.assign(new Error('nested too deep'), { type: TOO_DEEP });
+      }
       (request as { rawBody?: Buffer }).rawBody = bytes;
     },
   });

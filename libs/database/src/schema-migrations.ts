@@ -16,7 +16,7 @@ export function migrationName(migration: Migration): string {
 
 /**
  * The names of `migrations` not recorded as applied, in their order: all of them on a database
- * that has never been migrated. One indexed read; no TypeORM.
+ * that has never been migrated. One read of a small table; no TypeORM.
  */
 export async function pendingMigrations(read: RowReader, migrations: Migration[]): Promise<string[]> {
   let applied: Set<string>;
