@@ -13,8 +13,8 @@ const COMPANY = Symbol('COMPANY');
 
 type AuthenticatedRequest = IncomingMessage & { [COMPANY]?: Company };
 
-/** The auth scheme name is case-insensitive (RFC 9110 §11.1). */
-const BEARER = /^Bearer ([A-Za-z0-9_-]{1,200})$/i;
+/** What an API key can be; anything else is not looked up. */
+const API_KEY_FORM = /^[A-Za-z0-9_-]{1,200}$/;
 
 /** What a `read_only` key may call. */
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -113,14 +113,14 @@ export class ApiKeyGuard implements CanActivate {
 
 /** The SHA-256 of the request's bearer key; undefined without a well-formed one. */
 function bearerHashOf(request: IncomingMessage): Buffer | undefined {
-  const match = BEARER.exec(request.headers.authorization ?? '');
-  return match ? hashApiKey(match[1]) : undefined;
+  const token = bearerTokenOf(request);
+  return token !== undefined && API_KEY_FORM.test(token) ? hashApiKey(token) : undefined;
 }
 
 /**
  * The credential of an `Authorization: Bearer …` header, the scheme's case ignored (RFC 9110
- * §11.1); undefined without one. For credentials of any form (the operator's admin token);
- * API keys are parsed stricter.
+ * §11.1); undefined without one. Of any form: the admin guard compares it whole, `ApiKeyGuard`
+ * looks up only what has an API key's form.
  */
 export function bearerTokenOf(request: IncomingMessage): string | undefined {
   return /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1];
